@@ -1,0 +1,53 @@
+//! What every binary shares: exit statuses, `--help` / `--version`, and the
+//! turning of errors into one line on stderr.
+
+use std::process::ExitCode;
+
+use crate::error::{Error, ErrorKind, Result};
+
+impl From<lexopt::Error> for Error {
+    fn from(err: lexopt::Error) -> Error {
+        Error::usage(err.to_string())
+    }
+}
+
+/// `NAME VERSION`, for `--version`.
+pub fn version(name: &str) -> String {
+    format!("{name} {}\n", env!("CARGO_PKG_VERSION"))
+}
+
+/// Runs a binary's body and maps its outcome to Unix manners: 0 on success
+/// (and when stdout's reader went away), 1 for bad data, 2 for bad usage;
+/// the message goes to stderr prefixed with the program name.
+pub fn run(name: &str, body: impl FnOnce() -> Result<()>) -> ExitCode {
+    match body() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => match err.kind() {
+            ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+            ErrorKind::Usage => {
+                eprintln!("{name}: {err}");
+                eprintln!("Try '{name} --help' for more information.");
+                ExitCode::from(2)
+            }
+            ErrorKind::Data => {
+                eprintln!("{name}: {err}");
+                ExitCode::from(1)
+            }
+        },
+    }
+}
+
+/// Prints a warning line on stderr.
+pub fn warn(name: &str, message: impl std::fmt::Display) {
+    eprintln!("{name}: warning: {message}");
+}
+
+/// Writes `text` to stdout for `--help` / `--version`, ignoring a closed pipe.
+pub fn print(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) => Err(Error::io("stdout", e)),
+    }
+}

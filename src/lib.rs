@@ -1,0 +1,17 @@
+//! agy-tools: read, edit and write the conversation store of Google's
+//! Antigravity CLI (`agy`) as newline-delimited JSON.
+//!
+//! The binaries are thin; each concern lives in one module here:
+//! [`wire`] reads and writes protobuf without a schema, [`record`] is the row
+//! stream that every tool speaks, [`store`] moves rows between SQLite and that
+//! stream, and [`error`] carries context for messages that name the file,
+//! line or row at fault.
+
+pub mod error;
+pub mod json;
+pub mod record;
+pub mod wire;
+pub mod cli;
+pub mod io;
+pub mod root;
+pub mod store;

@@ -1,0 +1,524 @@
+//! The row stream: the NDJSON contract between agy-dump, agy-pack,
+//! agy-decode and agy-encode.
+//!
+//! Each line is one record with `conversation` and `kind` first. For each
+//! conversation, contiguous and in this order: one `db` record, `schema`
+//! records in `sqlite_master` order, `row` records (every other table first,
+//! `steps` last), then `file` records for the brain directory.
+//!
+//! SQLite values keep their storage class and bytes. In a column whose
+//! declared type has BLOB affinity a plain JSON string is the hex of a blob;
+//! anywhere else it is text. The cases the plain form cannot say use a
+//! one-key object:
+//!
+//! | form | meaning |
+//! | --- | --- |
+//! | `{"text":"…"}` | a TEXT value in a BLOB-affinity column |
+//! | `{"blob":"00ff"}` | a BLOB value in any other column |
+//! | `{"text_hex":"ff00"}` | a TEXT value whose bytes are not valid UTF-8 |
+//! | `{"real":"inf"}` / `{"real":"-inf"}` | an infinite REAL |
+//!
+//! Integers are JSON integers; finite reals always carry a `.` or an
+//! exponent, so `1.0` stays REAL.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+
+use crate::error::{Error, Result};
+use crate::json;
+
+/// One SQLite value with its storage class and exact bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell<'a> {
+    Null,
+    Integer(i64),
+    Real(f64),
+    /// Text bytes as stored; usually, but not necessarily, UTF-8.
+    Text(Cow<'a, [u8]>),
+    Blob(Cow<'a, [u8]>),
+}
+
+/// Whether a declared column type gives BLOB affinity (SQLite's rule: the
+/// type contains "BLOB", or no type was declared).
+pub fn is_blob_affinity(declared_type: &str) -> bool {
+    declared_type.trim().is_empty() || declared_type.to_ascii_uppercase().contains("BLOB")
+}
+
+/// Writes `cell` in its row-stream form for a column of the given affinity.
+pub fn write_cell(out: &mut Vec<u8>, cell: &Cell<'_>, blob_column: bool) {
+    match cell {
+        Cell::Null => out.extend_from_slice(b"null"),
+        Cell::Integer(v) => json::write_i64(out, *v),
+        Cell::Real(v) if v.is_finite() => json::write_f64(out, *v),
+        Cell::Real(v) => out.extend_from_slice(if *v > 0.0 {
+            b"{\"real\":\"inf\"}"
+        } else {
+            b"{\"real\":\"-inf\"}"
+        }),
+        Cell::Text(bytes) => match std::str::from_utf8(bytes) {
+            Ok(text) if !blob_column => json::write_str(out, text),
+            Ok(text) => {
+                out.extend_from_slice(b"{\"text\":");
+                json::write_str(out, text);
+                out.push(b'}');
+            }
+            Err(_) => {
+                out.extend_from_slice(b"{\"text_hex\":");
+                json::write_hex(out, bytes);
+                out.push(b'}');
+            }
+        },
+        Cell::Blob(bytes) if blob_column => json::write_hex(out, bytes),
+        Cell::Blob(bytes) => {
+            out.extend_from_slice(b"{\"blob\":");
+            json::write_hex(out, bytes);
+            out.push(b'}');
+        }
+    }
+}
+
+fn write_head(out: &mut Vec<u8>, conversation: &str, kind: &str) {
+    out.extend_from_slice(b"{\"conversation\":");
+    json::write_str(out, conversation);
+    out.extend_from_slice(b",\"kind\":\"");
+    out.extend_from_slice(kind.as_bytes());
+    out.push(b'"');
+}
+
+/// `{"conversation":…,"kind":"db","user_version":N}`
+pub fn write_db(out: &mut Vec<u8>, conversation: &str, user_version: i64) {
+    write_head(out, conversation, "db");
+    out.extend_from_slice(b",\"user_version\":");
+    json::write_i64(out, user_version);
+    out.extend_from_slice(b"}\n");
+}
+
+/// `{"conversation":…,"kind":"schema","type":"table","name":…,"sql":…}`
+pub fn write_schema(out: &mut Vec<u8>, conversation: &str, object_type: &str, name: &str, sql: &str) {
+    write_head(out, conversation, "schema");
+    out.extend_from_slice(b",\"type\":");
+    json::write_str(out, object_type);
+    out.extend_from_slice(b",\"name\":");
+    json::write_str(out, name);
+    out.extend_from_slice(b",\"sql\":");
+    json::write_str(out, sql);
+    out.extend_from_slice(b"}\n");
+}
+
+/// A column of a table being written: its name and whether plain strings in
+/// it are hex blobs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    pub name: String,
+    pub blob_affinity: bool,
+}
+
+/// Writes a `row` record. `cells` must line up with `columns`.
+pub fn write_row<'c>(
+    out: &mut Vec<u8>,
+    conversation: &str,
+    table: &str,
+    columns: &[Column],
+    cells: impl IntoIterator<Item = Cell<'c>>,
+) {
+    write_head(out, conversation, "row");
+    out.extend_from_slice(b",\"table\":");
+    json::write_str(out, table);
+    out.extend_from_slice(b",\"row\":{");
+    for (i, (column, cell)) in columns.iter().zip(cells).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json::write_str(out, &column.name);
+        out.push(b':');
+        write_cell(out, &cell, column.blob_affinity);
+    }
+    out.extend_from_slice(b"}}\n");
+}
+
+/// Writes a `file` record: `text` when the content is UTF-8, else `hex`.
+pub fn write_file(out: &mut Vec<u8>, conversation: &str, path: &str, content: &[u8]) {
+    write_head(out, conversation, "file");
+    out.extend_from_slice(b",\"path\":");
+    json::write_str(out, path);
+    match std::str::from_utf8(content) {
+        Ok(text) => {
+            out.extend_from_slice(b",\"text\":");
+            json::write_str(out, text);
+        }
+        Err(_) => {
+            out.extend_from_slice(b",\"hex\":");
+            json::write_hex(out, content);
+        }
+    }
+    out.extend_from_slice(b"}\n");
+}
+
+/// A value as read from the stream, before the column's affinity says what a
+/// plain string means.
+#[derive(Clone, Debug, PartialEq)]
+pub enum JsonCell<'a> {
+    Null,
+    Integer(i64),
+    Real(f64),
+    /// A plain string: hex in a BLOB-affinity column, text elsewhere.
+    Plain(Cow<'a, str>),
+    /// `{"text":…}`
+    Text(Cow<'a, str>),
+    /// `{"blob":…}` (hex)
+    Blob(Cow<'a, str>),
+    /// `{"text_hex":…}`
+    TextHex(Cow<'a, str>),
+}
+
+/// Decodes a hex string, naming what was wrong.
+pub fn decode_hex(hex_text: &str) -> Result<Vec<u8>> {
+    hex::decode(hex_text).map_err(|e| Error::data(format!("bad hex: {e}")))
+}
+
+impl<'a> JsonCell<'a> {
+    /// The SQLite value this stands for in a column of the given affinity.
+    pub fn to_cell(&self, blob_column: bool) -> Result<Cell<'a>> {
+        Ok(match self {
+            JsonCell::Null => Cell::Null,
+            JsonCell::Integer(v) => Cell::Integer(*v),
+            JsonCell::Real(v) => Cell::Real(*v),
+            JsonCell::Plain(s) if blob_column => Cell::Blob(Cow::Owned(decode_hex(s)?)),
+            JsonCell::Plain(s) | JsonCell::Text(s) => Cell::Text(match s {
+                Cow::Borrowed(b) => Cow::Borrowed(b.as_bytes()),
+                Cow::Owned(o) => Cow::Owned(o.clone().into_bytes()),
+            }),
+            JsonCell::Blob(h) => Cell::Blob(Cow::Owned(decode_hex(h)?)),
+            JsonCell::TextHex(h) => Cell::Text(Cow::Owned(decode_hex(h)?)),
+        })
+    }
+
+    /// The bytes of a blob column's value (plain hex or `{"blob":…}`);
+    /// `None` for NULL and for values that are not blobs.
+    pub fn blob_bytes(&self) -> Result<Option<Vec<u8>>> {
+        match self {
+            JsonCell::Plain(h) | JsonCell::Blob(h) => decode_hex(h).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            JsonCell::Integer(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// A text value as a string (plain or wrapped).
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            JsonCell::Plain(s) | JsonCell::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for JsonCell<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct CellVisitor;
+        impl<'de> Visitor<'de> for CellVisitor {
+            type Value = JsonCell<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("null, an integer, a real, a string or a one-key wrapped value")
+            }
+            fn visit_unit<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
+                Ok(JsonCell::Null)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Self::Value, E> {
+                Ok(JsonCell::Integer(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Self::Value, E> {
+                i64::try_from(v)
+                    .map(JsonCell::Integer)
+                    .map_err(|_| E::custom(format!("integer {v} does not fit SQLite's 64 bits")))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Self::Value, E> {
+                Ok(JsonCell::Real(v))
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> std::result::Result<Self::Value, E> {
+                Ok(JsonCell::Plain(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
+                Ok(JsonCell::Plain(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> std::result::Result<Self::Value, E> {
+                Ok(JsonCell::Plain(Cow::Owned(v)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+                let Some(key) = map.next_key::<Cow<'de, str>>()? else {
+                    return Err(de::Error::custom("empty object is not a value"));
+                };
+                let value: Cow<'de, str> = map.next_value::<BorrowedStr<'de>>()?.0;
+                let cell = match &*key {
+                    "text" => JsonCell::Text(value),
+                    "blob" => JsonCell::Blob(value),
+                    "text_hex" => JsonCell::TextHex(value),
+                    "real" => match &*value {
+                        "inf" => JsonCell::Real(f64::INFINITY),
+                        "-inf" => JsonCell::Real(f64::NEG_INFINITY),
+                        other => {
+                            return Err(de::Error::custom(format!(
+                                "wrapped real must be \"inf\" or \"-inf\", not {other:?}"
+                            )))
+                        }
+                    },
+                    other => {
+                        return Err(de::Error::custom(format!(
+                            "unknown wrapped value {other:?} (expected text, blob, text_hex or real)"
+                        )))
+                    }
+                };
+                if map.next_key::<de::IgnoredAny>()?.is_some() {
+                    return Err(de::Error::custom("a wrapped value has exactly one key"));
+                }
+                Ok(cell)
+            }
+        }
+        d.deserialize_any(CellVisitor)
+    }
+}
+
+/// A string that borrows from the input when it has no escapes.
+struct BorrowedStr<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for BorrowedStr<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        Ok(BorrowedStr(Cow::<'de, str>::deserialize(d).and_then(|c| Ok(c))?))
+    }
+}
+
+/// The columns of a row record, in the order they were written.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RowCells<'a>(pub Vec<(Cow<'a, str>, JsonCell<'a>)>);
+
+impl<'a> RowCells<'a> {
+    pub fn get(&self, column: &str) -> Option<&JsonCell<'a>> {
+        self.0.iter().find(|(name, _)| name == column).map(|(_, v)| v)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RowCells<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct RowVisitor;
+        impl<'de> Visitor<'de> for RowVisitor {
+            type Value = RowCells<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object of column -> value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+                let mut cells = Vec::new();
+                while let Some(key) = map.next_key::<BorrowedStr<'de>>()? {
+                    let value = map.next_value::<JsonCell<'de>>()?;
+                    if cells.iter().any(|(k, _): &(Cow<'de, str>, _)| *k == key.0) {
+                        return Err(de::Error::custom(format!("column {:?} appears twice", key.0)));
+                    }
+                    cells.push((key.0, value));
+                }
+                Ok(RowCells(cells))
+            }
+        }
+        d.deserialize_map(RowVisitor)
+    }
+}
+
+/// The raw shape of any record line; [`Record::parse`] checks it.
+#[derive(serde::Deserialize)]
+struct RawRecord<'a> {
+    #[serde(borrow)]
+    conversation: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    kind: Option<Cow<'a, str>>,
+    user_version: Option<i64>,
+    #[serde(borrow, rename = "type")]
+    object_type: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    sql: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    table: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    row: Option<RowCells<'a>>,
+    #[serde(borrow)]
+    path: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    hex: Option<Cow<'a, str>>,
+}
+
+/// The content of a `file` record.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FileContent<'a> {
+    Text(Cow<'a, str>),
+    Hex(Cow<'a, str>),
+}
+
+impl FileContent<'_> {
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        match self {
+            FileContent::Text(t) => Ok(t.as_bytes().to_vec()),
+            FileContent::Hex(h) => decode_hex(h),
+        }
+    }
+}
+
+/// One record of the row stream.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Record<'a> {
+    Db {
+        conversation: Cow<'a, str>,
+        user_version: i64,
+    },
+    Schema {
+        conversation: Cow<'a, str>,
+        object_type: Cow<'a, str>,
+        name: Cow<'a, str>,
+        sql: Cow<'a, str>,
+    },
+    Row {
+        conversation: Cow<'a, str>,
+        table: Cow<'a, str>,
+        row: RowCells<'a>,
+    },
+    File {
+        conversation: Cow<'a, str>,
+        path: Cow<'a, str>,
+        content: FileContent<'a>,
+    },
+}
+
+fn required<'a>(field: Option<Cow<'a, str>>, kind: &str, key: &str) -> Result<Cow<'a, str>> {
+    field.ok_or_else(|| Error::data(format!("{kind} record has no \"{key}\"")))
+}
+
+impl<'a> Record<'a> {
+    /// Parses one line (without its newline). The error says what is wrong;
+    /// the caller adds the file and line.
+    pub fn parse(line: &'a [u8]) -> Result<Record<'a>> {
+        let raw: RawRecord<'a> =
+            serde_json::from_slice(line).map_err(|e| Error::data(format!("bad JSON: {e}")))?;
+        let conversation = raw
+            .conversation
+            .ok_or_else(|| Error::data("record has no \"conversation\""))?;
+        let kind = raw.kind.ok_or_else(|| Error::data("record has no \"kind\""))?;
+        Ok(match &*kind {
+            "db" => Record::Db {
+                conversation,
+                user_version: raw
+                    .user_version
+                    .ok_or_else(|| Error::data("db record has no integer \"user_version\""))?,
+            },
+            "schema" => Record::Schema {
+                conversation,
+                object_type: required(raw.object_type, "schema", "type")?,
+                name: required(raw.name, "schema", "name")?,
+                sql: required(raw.sql, "schema", "sql")?,
+            },
+            "row" => Record::Row {
+                conversation,
+                table: required(raw.table, "row", "table")?,
+                row: raw
+                    .row
+                    .ok_or_else(|| Error::data("row record has no \"row\" object"))?,
+            },
+            "file" => {
+                let content = match (raw.text, raw.hex) {
+                    (Some(t), None) => FileContent::Text(t),
+                    (None, Some(h)) => FileContent::Hex(h),
+                    _ => {
+                        return Err(Error::data(
+                            "file record needs exactly one of \"text\" and \"hex\"",
+                        ))
+                    }
+                };
+                Record::File {
+                    conversation,
+                    path: required(raw.path, "file", "path")?,
+                    content,
+                }
+            }
+            other => {
+                return Err(Error::data(format!(
+                    "unknown record kind {other:?} (expected db, schema, row or file)"
+                )))
+            }
+        })
+    }
+
+    pub fn conversation(&self) -> &str {
+        match self {
+            Record::Db { conversation, .. }
+            | Record::Schema { conversation, .. }
+            | Record::Row { conversation, .. }
+            | Record::File { conversation, .. } => conversation,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn columns() -> Vec<Column> {
+        vec![
+            Column { name: "idx".into(), blob_affinity: false },
+            Column { name: "data".into(), blob_affinity: true },
+        ]
+    }
+
+    #[test]
+    fn every_cell_form_round_trips() {
+        let cases: Vec<(Cell, bool)> = vec![
+            (Cell::Null, true),
+            (Cell::Integer(-3), false),
+            (Cell::Real(1.0), false),
+            (Cell::Real(f64::INFINITY), false),
+            (Cell::Real(f64::NEG_INFINITY), true),
+            (Cell::Text(Cow::Borrowed(b"x\"y")), false),
+            (Cell::Text(Cow::Borrowed(b"in blob")), true),
+            (Cell::Text(Cow::Borrowed(b"\xff\xfe")), false),
+            (Cell::Blob(Cow::Borrowed(b"\x00\x01")), true),
+            (Cell::Blob(Cow::Borrowed(b"")), true),
+            (Cell::Blob(Cow::Borrowed(b"\x02")), false),
+        ];
+        for (cell, blob) in cases {
+            let mut out = Vec::new();
+            write_cell(&mut out, &cell, blob);
+            let back: JsonCell = serde_json::from_slice(&out).unwrap();
+            assert_eq!(back.to_cell(blob).unwrap(), cell, "{}", String::from_utf8_lossy(&out));
+        }
+    }
+
+    #[test]
+    fn row_record_round_trips() {
+        let mut out = Vec::new();
+        let cells = vec![Cell::Integer(0), Cell::Blob(Cow::Borrowed(b"\x08\x0e"))];
+        write_row(&mut out, "c1", "steps", &columns(), cells);
+        assert_eq!(
+            out,
+            b"{\"conversation\":\"c1\",\"kind\":\"row\",\"table\":\"steps\",\"row\":{\"idx\":0,\"data\":\"080e\"}}\n"
+        );
+        let rec = Record::parse(&out[..out.len() - 1]).unwrap();
+        let Record::Row { row, .. } = rec else { panic!() };
+        assert_eq!(row.get("data").unwrap().blob_bytes().unwrap().unwrap(), b"\x08\x0e");
+    }
+
+    #[test]
+    fn bad_records_say_why() {
+        let err = Record::parse(br#"{"conversation":"c","kind":"nope"}"#).unwrap_err();
+        assert!(err.message().contains("unknown record kind"));
+        let err = Record::parse(br#"{"conversation":"c","kind":"row","table":"t","row":{"a":{"zz":"1"}}}"#)
+            .unwrap_err();
+        assert!(err.message().contains("unknown wrapped value"), "{err}");
+        let err = Record::parse(b"{nope").unwrap_err();
+        assert!(err.message().contains("bad JSON"));
+    }
+}

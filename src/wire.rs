@@ -1,0 +1,393 @@
+//! A tolerant protobuf wire-format reader and a small writer.
+//!
+//! agy's schema is closed and drifts between releases, so nothing here knows
+//! message types: a message is just a byte slice whose fields are looked up by
+//! number. The reader never fails. A blob that is truncated or corrupt yields
+//! the fields that could be read before the damage (its *readable prefix*),
+//! and [`Fields::is_damaged`] tells whether anything was cut off. Callers that
+//! guess a field's meaning from a low-confidence source therefore degrade to
+//! "field absent" rather than to an error.
+
+use std::borrow::Cow;
+
+/// The payload of one field, by wire type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value<'a> {
+    /// Wire type 0.
+    Varint(u64),
+    /// Wire type 1.
+    Fixed64(u64),
+    /// Wire type 2: a string, bytes, a nested message or a packed array.
+    Bytes(&'a [u8]),
+    /// Wire type 5.
+    Fixed32(u32),
+}
+
+/// One field of a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Field<'a> {
+    pub number: u32,
+    pub value: Value<'a>,
+}
+
+/// Reads a base-128 varint from the front of `buf`, returning the value and
+/// the number of bytes it took, or `None` when `buf` ends inside it or the
+/// varint is longer than ten bytes.
+pub fn read_varint(buf: &[u8]) -> Option<(u64, usize)> {
+    let mut value: u64 = 0;
+    for (i, &byte) in buf.iter().enumerate().take(10) {
+        value |= u64::from(byte & 0x7f) << (7 * i as u32);
+        if byte & 0x80 == 0 {
+            return Some((value, i + 1));
+        }
+    }
+    None
+}
+
+/// An iterator over the fields of a message, in wire order.
+///
+/// It stops at the first field it cannot read (bad tag, unknown wire type,
+/// length past the end). Groups (wire types 3 and 4) are not used by any
+/// proto3 schema and are treated as damage.
+#[derive(Clone, Debug)]
+pub struct Fields<'a> {
+    rest: &'a [u8],
+    damaged: bool,
+}
+
+impl<'a> Fields<'a> {
+    pub fn new(buf: &'a [u8]) -> Fields<'a> {
+        Fields {
+            rest: buf,
+            damaged: false,
+        }
+    }
+
+    /// True once iteration stopped early because the bytes that remained
+    /// could not be parsed as a field.
+    pub fn is_damaged(&self) -> bool {
+        self.damaged
+    }
+
+    fn stop(&mut self) -> Option<Field<'a>> {
+        self.damaged = true;
+        self.rest = &[];
+        None
+    }
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = Field<'a>;
+
+    fn next(&mut self) -> Option<Field<'a>> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let Some((tag, used)) = read_varint(self.rest) else {
+            return self.stop();
+        };
+        let number = tag >> 3;
+        if number == 0 || number > u64::from(u32::MAX >> 3) {
+            return self.stop();
+        }
+        let number = number as u32;
+        let body = &self.rest[used..];
+        let (value, used) = match tag & 7 {
+            0 => match read_varint(body) {
+                Some((v, n)) => (Value::Varint(v), n),
+                None => return self.stop(),
+            },
+            1 => match body.get(..8) {
+                Some(b) => (Value::Fixed64(u64::from_le_bytes(b.try_into().unwrap())), 8),
+                None => return self.stop(),
+            },
+            2 => {
+                let Some((len, n)) = read_varint(body) else {
+                    return self.stop();
+                };
+                let Some(end) = usize::try_from(len).ok().and_then(|l| n.checked_add(l)) else {
+                    return self.stop();
+                };
+                match body.get(n..end) {
+                    Some(b) => (Value::Bytes(b), end),
+                    None => return self.stop(),
+                }
+            }
+            5 => match body.get(..4) {
+                Some(b) => (Value::Fixed32(u32::from_le_bytes(b.try_into().unwrap())), 4),
+                None => return self.stop(),
+            },
+            _ => return self.stop(),
+        };
+        self.rest = &body[used..];
+        Some(Field { number, value })
+    }
+}
+
+/// A message to be read by field number.
+///
+/// Lookups scan the message each time; agy messages have a handful of fields
+/// and skipping over a length-delimited field costs one varint, so this beats
+/// building an index for the few fields a decoder asks about.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Message<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Message<'a> {
+    pub fn new(bytes: &'a [u8]) -> Message<'a> {
+        Message { bytes }
+    }
+
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    pub fn fields(&self) -> Fields<'a> {
+        Fields::new(self.bytes)
+    }
+
+    /// True when any field with this number is present.
+    pub fn has(&self, number: u32) -> bool {
+        self.fields().any(|f| f.number == number)
+    }
+
+    /// The last value of field `number` (protobuf's rule for singular fields).
+    pub fn last(&self, number: u32) -> Option<Value<'a>> {
+        self.fields()
+            .filter(|f| f.number == number)
+            .last()
+            .map(|f| f.value)
+    }
+
+    /// Every length-delimited value of field `number`, in order.
+    pub fn repeated_bytes(&self, number: u32) -> impl Iterator<Item = &'a [u8]> + 'a {
+        self.fields().filter_map(move |f| match f.value {
+            Value::Bytes(b) if f.number == number => Some(b),
+            _ => None,
+        })
+    }
+
+    /// Every nested message in field `number`, in order.
+    pub fn repeated_messages(&self, number: u32) -> impl Iterator<Item = Message<'a>> + 'a {
+        self.repeated_bytes(number).map(Message::new)
+    }
+
+    /// Every varint of field `number`, in order, whether packed or not.
+    pub fn repeated_varints(&self, number: u32) -> Vec<u64> {
+        let mut out = Vec::new();
+        for field in self.fields().filter(|f| f.number == number) {
+            match field.value {
+                Value::Varint(v) => out.push(v),
+                Value::Bytes(mut packed) => {
+                    while let Some((v, n)) = read_varint(packed) {
+                        out.push(v);
+                        packed = &packed[n..];
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Field `number` as raw bytes (wire type 2 only).
+    pub fn get_bytes(&self, number: u32) -> Option<&'a [u8]> {
+        match self.last(number)? {
+            Value::Bytes(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Field `number` as a nested message (wire type 2 only).
+    pub fn get_message(&self, number: u32) -> Option<Message<'a>> {
+        self.get_bytes(number).map(Message::new)
+    }
+
+    /// Field `number` as text. Invalid UTF-8 is replaced, not rejected: a
+    /// damaged string is still worth showing.
+    pub fn get_str(&self, number: u32) -> Option<Cow<'a, str>> {
+        self.get_bytes(number).map(String::from_utf8_lossy)
+    }
+
+    /// Field `number` as text, absent when empty.
+    pub fn get_nonempty_str(&self, number: u32) -> Option<Cow<'a, str>> {
+        self.get_str(number).filter(|s| !s.is_empty())
+    }
+
+    /// Field `number` as an unsigned integer (varint or fixed).
+    pub fn get_u64(&self, number: u32) -> Option<u64> {
+        match self.last(number)? {
+            Value::Varint(v) | Value::Fixed64(v) => Some(v),
+            Value::Fixed32(v) => Some(u64::from(v)),
+            Value::Bytes(_) => None,
+        }
+    }
+
+    /// Field `number` as a two's-complement int64 / int32 (not zigzag).
+    pub fn get_i64(&self, number: u32) -> Option<i64> {
+        match self.last(number)? {
+            Value::Varint(v) | Value::Fixed64(v) => Some(v as i64),
+            Value::Fixed32(v) => Some(i64::from(v as i32)),
+            Value::Bytes(_) => None,
+        }
+    }
+
+    /// Field `number` as an int32 (an int32 is sign-extended on the wire).
+    pub fn get_i32(&self, number: u32) -> Option<i32> {
+        self.get_i64(number).map(|v| v as i32)
+    }
+
+    pub fn get_bool(&self, number: u32) -> Option<bool> {
+        self.get_u64(number).map(|v| v != 0)
+    }
+}
+
+/// Builds a message field by field. Fields are written in call order, which
+/// keeps encoder output deterministic.
+#[derive(Clone, Debug, Default)]
+pub struct Writer {
+    buf: Vec<u8>,
+}
+
+fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+impl Writer {
+    pub fn new() -> Writer {
+        Writer::default()
+    }
+
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.buf
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    fn tag(&mut self, number: u32, wire_type: u8) {
+        put_varint(&mut self.buf, (u64::from(number) << 3) | u64::from(wire_type));
+    }
+
+    /// A varint field; int32 and int64 negatives pass as `v as u64`.
+    pub fn varint(&mut self, number: u32, v: u64) -> &mut Writer {
+        self.tag(number, 0);
+        put_varint(&mut self.buf, v);
+        self
+    }
+
+    pub fn int64(&mut self, number: u32, v: i64) -> &mut Writer {
+        self.varint(number, v as u64)
+    }
+
+    pub fn bool(&mut self, number: u32, v: bool) -> &mut Writer {
+        self.varint(number, u64::from(v))
+    }
+
+    pub fn fixed64(&mut self, number: u32, v: u64) -> &mut Writer {
+        self.tag(number, 1);
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+
+    pub fn fixed32(&mut self, number: u32, v: u32) -> &mut Writer {
+        self.tag(number, 5);
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self
+    }
+
+    pub fn bytes(&mut self, number: u32, v: &[u8]) -> &mut Writer {
+        self.tag(number, 2);
+        put_varint(&mut self.buf, v.len() as u64);
+        self.buf.extend_from_slice(v);
+        self
+    }
+
+    pub fn string(&mut self, number: u32, v: &str) -> &mut Writer {
+        self.bytes(number, v.as_bytes())
+    }
+
+    /// A nested message built by `build`.
+    pub fn message(&mut self, number: u32, build: impl FnOnce(&mut Writer)) -> &mut Writer {
+        let mut inner = Writer::new();
+        build(&mut inner);
+        self.bytes(number, &inner.buf)
+    }
+
+    /// Appends bytes that are already an encoded run of fields.
+    pub fn raw(&mut self, encoded: &[u8]) -> &mut Writer {
+        self.buf.extend_from_slice(encoded);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_every_wire_type() {
+        let mut w = Writer::new();
+        w.varint(1, 14)
+            .int64(2, -5)
+            .fixed64(3, 7)
+            .fixed32(4, 9)
+            .string(5, "hé")
+            .message(6, |m| {
+                m.varint(1, 300);
+            });
+        let bytes = w.into_bytes();
+        let m = Message::new(&bytes);
+        assert_eq!(m.get_u64(1), Some(14));
+        assert_eq!(m.get_i64(2), Some(-5));
+        assert_eq!(m.get_i32(2), Some(-5));
+        assert_eq!(m.get_u64(3), Some(7));
+        assert_eq!(m.get_u64(4), Some(9));
+        assert_eq!(m.get_str(5).as_deref(), Some("hé"));
+        assert_eq!(m.get_message(6).and_then(|n| n.get_u64(1)), Some(300));
+        assert!(!m.fields().is_damaged());
+    }
+
+    #[test]
+    fn truncated_input_yields_prefix() {
+        let mut w = Writer::new();
+        w.varint(1, 3).string(2, "hello world");
+        let bytes = w.into_bytes();
+        let cut = &bytes[..bytes.len() - 3];
+        let mut fields = Fields::new(cut);
+        assert_eq!(fields.next().map(|f| f.number), Some(1));
+        assert_eq!(fields.next(), None);
+        assert!(fields.is_damaged());
+        assert_eq!(Message::new(cut).get_str(2), None);
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let mut state: u32 = 12345;
+        for len in 0..200 {
+            let buf: Vec<u8> = (0..len)
+                .map(|_| {
+                    state = state.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                    (state >> 16) as u8
+                })
+                .collect();
+            let m = Message::new(&buf);
+            let _ = m.fields().count();
+            let _ = m.repeated_varints(1);
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! Fixtures for the integration tests, built in code so each one reads as
+//! what it is: a tiny protobuf encoder of our own (independent of the
+//! library's writer, so a bug there cannot hide in both), a builder for agy
+//! conversation databases, and helpers to run the binaries.
+#![allow(dead_code)]
+
+pub mod pb;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use rusqlite::{params, Connection};
+
+/// A fresh scratch directory under the target dir, removed on drop.
+pub struct Scratch {
+    pub path: PathBuf,
+}
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        let path = std::env::temp_dir().join(format!(
+            "agy-tools-test-{}-{}-{name}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        std::fs::create_dir_all(&path).unwrap();
+        Scratch { path }
+    }
+
+    pub fn join(&self, p: impl AsRef<Path>) -> PathBuf {
+        self.path.join(p)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// The agy 1.0.16 DDL, written out again here so fixtures do not depend on
+/// the library's copy.
+pub const AGY_DDL: &[&str] = &[
+    "CREATE TABLE `trajectory_meta` (`trajectory_id` text,`cascade_id` text,`trajectory_type` integer,`source` integer,PRIMARY KEY (`trajectory_id`))",
+    "CREATE TABLE `steps` (`idx` integer,`step_type` integer NOT NULL DEFAULT 0,`status` integer NOT NULL DEFAULT 0,`has_subtrajectory` numeric NOT NULL DEFAULT false,`metadata` blob,`error_details` blob,`permissions` blob,`task_details` blob,`render_info` blob,`step_payload` blob,`step_format` integer NOT NULL DEFAULT 0,PRIMARY KEY (`idx`))",
+    "CREATE TABLE `gen_metadata` (`idx` integer,`data` blob,`size` integer NOT NULL DEFAULT 0,PRIMARY KEY (`idx`))",
+    "CREATE TABLE `executor_metadata` (`idx` integer,`data` blob,PRIMARY KEY (`idx`))",
+    "CREATE TABLE `parent_references` (`idx` integer,`data` blob,PRIMARY KEY (`idx`))",
+    "CREATE TABLE `trajectory_metadata_blob` (`id` text DEFAULT \"main\",`data` blob,PRIMARY KEY (`id`))",
+    "CREATE TABLE `battle_mode_infos` (`idx` integer,`data` blob,PRIMARY KEY (`idx`))",
+    "CREATE INDEX `idx_steps_status` ON `steps`(`status`)",
+    "CREATE INDEX `idx_steps_step_type` ON `steps`(`step_type`)",
+];
+
+/// A conversation database being built, agy-style.
+pub struct AgyDb {
+    pub conn: Connection,
+    pub path: PathBuf,
+    pub id: String,
+}
+
+impl AgyDb {
+    /// Creates `ROOT/conversations/<id>.db` with agy's schema, user_version 1,
+    /// WAL journal, and the trajectory_meta row.
+    pub fn create(root: &Path, id: &str) -> AgyDb {
+        let dir = root.join("conversations");
+        std::fs::create_dir_all(&dir).unwrap();
+        AgyDb::create_at(&dir.join(format!("{id}.db")), id)
+    }
+
+    pub fn create_at(path: &Path, id: &str) -> AgyDb {
+        let conn = Connection::open(path).unwrap();
+        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+        for sql in AGY_DDL {
+            conn.execute(sql, []).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute(
+            "INSERT INTO trajectory_meta VALUES (?1, ?2, 4, 17)",
+            params![format!("traj-{id}"), id],
+        )
+        .unwrap();
+        AgyDb { conn, path: path.to_path_buf(), id: id.to_string() }
+    }
+
+    /// Inserts a step row; the step's type, status and metadata columns are
+    /// taken from the arguments, as agy mirrors them from the payload.
+    pub fn step(&self, idx: i64, step_type: i64, status: i64, metadata: &[u8], payload: &[u8]) {
+        self.conn
+            .execute(
+                "INSERT INTO steps (idx, step_type, status, metadata, step_payload) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![idx, step_type, status, metadata, payload],
+            )
+            .unwrap();
+    }
+
+    /// The "main" trajectory metadata blob.
+    pub fn trajectory_metadata(&self, data: &[u8]) {
+        self.conn
+            .execute(
+                "INSERT INTO trajectory_metadata_blob (id, data) VALUES ('main', ?1)",
+                params![data],
+            )
+            .unwrap();
+    }
+
+    pub fn gen_metadata(&self, idx: i64, data: &[u8]) {
+        self.conn
+            .execute(
+                "INSERT INTO gen_metadata (idx, data, size) VALUES (?1, ?2, ?3)",
+                params![idx, data, data.len() as i64],
+            )
+            .unwrap();
+    }
+
+    /// Closes the connection, checkpointing the WAL into the main file.
+    pub fn close(self) -> PathBuf {
+        self.conn.close().unwrap();
+        self.path
+    }
+}
+
+/// Writes a brain file under `ROOT/brain/<id>/`.
+pub fn brain_file(root: &Path, id: &str, rel: &str, content: &[u8]) {
+    let path = root.join("brain").join(id).join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+/// Runs one of the crate's binaries with `args`, feeding `stdin`.
+pub fn run(bin: &str, args: &[&str], stdin: &[u8]) -> Output {
+    run_env(bin, args, stdin, &[])
+}
+
+pub fn run_env(bin: &str, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Output {
+    let exe = match bin {
+        "agy-dump" => env!("CARGO_BIN_EXE_agy-dump"),
+        "agy-pack" => env!("CARGO_BIN_EXE_agy-pack"),
+        "agy-decode" => env!("CARGO_BIN_EXE_agy-decode"),
+        "agy-encode" => env!("CARGO_BIN_EXE_agy-encode"),
+        other => panic!("no binary {other}"),
+    };
+    let mut cmd = Command::new(exe);
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+/// Runs a binary and asserts success, returning stdout.
+pub fn run_ok(bin: &str, args: &[&str], stdin: &[u8]) -> Vec<u8> {
+    let out = run(bin, args, stdin);
+    assert!(
+        out.status.success(),
+        "{bin} {args:?} failed with {:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
