@@ -87,7 +87,12 @@ mod tests {
 
     #[test]
     fn escapes_like_serde_json() {
-        for s in ["plain", "quote \" back \\ slash", "ctl \u{1}\u{1f}\n\t\r\u{8}\u{c}", "ünï ✓"] {
+        for s in [
+            "plain",
+            "quote \" back \\ slash",
+            "ctl \u{1}\u{1f}\n\t\r\u{8}\u{c}",
+            "ünï ✓",
+        ] {
             let mut out = Vec::new();
             write_str(&mut out, s);
             let back: String = serde_json::from_slice(&out).unwrap();

@@ -7,11 +7,13 @@
 //! stream, and [`error`] carries context for messages that name the file,
 //! line or row at fault.
 
-pub mod error;
-pub mod json;
-pub mod record;
-pub mod wire;
 pub mod cli;
+pub mod dump;
+pub mod error;
 pub mod io;
+pub mod json;
+pub mod pack;
+pub mod record;
 pub mod root;
 pub mod store;
+pub mod wire;

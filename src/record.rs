@@ -96,7 +96,13 @@ pub fn write_db(out: &mut Vec<u8>, conversation: &str, user_version: i64) {
 }
 
 /// `{"conversation":…,"kind":"schema","type":"table","name":…,"sql":…}`
-pub fn write_schema(out: &mut Vec<u8>, conversation: &str, object_type: &str, name: &str, sql: &str) {
+pub fn write_schema(
+    out: &mut Vec<u8>,
+    conversation: &str,
+    object_type: &str,
+    name: &str,
+    sql: &str,
+) {
     write_head(out, conversation, "schema");
     out.extend_from_slice(b",\"type\":");
     json::write_str(out, object_type);
@@ -242,7 +248,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for JsonCell<'a> {
             fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Self::Value, E> {
                 Ok(JsonCell::Real(v))
             }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> std::result::Result<Self::Value, E> {
+            fn visit_borrowed_str<E: de::Error>(
+                self,
+                v: &'de str,
+            ) -> std::result::Result<Self::Value, E> {
                 Ok(JsonCell::Plain(Cow::Borrowed(v)))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
@@ -251,7 +260,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for JsonCell<'a> {
             fn visit_string<E: de::Error>(self, v: String) -> std::result::Result<Self::Value, E> {
                 Ok(JsonCell::Plain(Cow::Owned(v)))
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
                 let Some(key) = map.next_key::<Cow<'de, str>>()? else {
                     return Err(de::Error::custom("empty object is not a value"));
                 };
@@ -271,8 +283,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for JsonCell<'a> {
                     },
                     other => {
                         return Err(de::Error::custom(format!(
-                            "unknown wrapped value {other:?} (expected text, blob, text_hex or real)"
-                        )))
+                        "unknown wrapped value {other:?} (expected text, blob, text_hex or real)"
+                    )))
                     }
                 };
                 if map.next_key::<de::IgnoredAny>()?.is_some() {
@@ -290,7 +302,9 @@ struct BorrowedStr<'a>(Cow<'a, str>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for BorrowedStr<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        Ok(BorrowedStr(Cow::<'de, str>::deserialize(d).and_then(|c| Ok(c))?))
+        Ok(BorrowedStr(
+            Cow::<'de, str>::deserialize(d).and_then(|c| Ok(c))?,
+        ))
     }
 }
 
@@ -300,7 +314,10 @@ pub struct RowCells<'a>(pub Vec<(Cow<'a, str>, JsonCell<'a>)>);
 
 impl<'a> RowCells<'a> {
     pub fn get(&self, column: &str) -> Option<&JsonCell<'a>> {
-        self.0.iter().find(|(name, _)| name == column).map(|(_, v)| v)
+        self.0
+            .iter()
+            .find(|(name, _)| name == column)
+            .map(|(_, v)| v)
     }
 }
 
@@ -312,12 +329,18 @@ impl<'de: 'a, 'a> Deserialize<'de> for RowCells<'a> {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object of column -> value")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
                 let mut cells = Vec::new();
                 while let Some(key) = map.next_key::<BorrowedStr<'de>>()? {
                     let value = map.next_value::<JsonCell<'de>>()?;
                     if cells.iter().any(|(k, _): &(Cow<'de, str>, _)| *k == key.0) {
-                        return Err(de::Error::custom(format!("column {:?} appears twice", key.0)));
+                        return Err(de::Error::custom(format!(
+                            "column {:?} appears twice",
+                            key.0
+                        )));
                     }
                     cells.push((key.0, value));
                 }
@@ -408,7 +431,9 @@ impl<'a> Record<'a> {
         let conversation = raw
             .conversation
             .ok_or_else(|| Error::data("record has no \"conversation\""))?;
-        let kind = raw.kind.ok_or_else(|| Error::data("record has no \"kind\""))?;
+        let kind = raw
+            .kind
+            .ok_or_else(|| Error::data("record has no \"kind\""))?;
         Ok(match &*kind {
             "db" => Record::Db {
                 conversation,
@@ -469,8 +494,14 @@ mod tests {
 
     fn columns() -> Vec<Column> {
         vec![
-            Column { name: "idx".into(), blob_affinity: false },
-            Column { name: "data".into(), blob_affinity: true },
+            Column {
+                name: "idx".into(),
+                blob_affinity: false,
+            },
+            Column {
+                name: "data".into(),
+                blob_affinity: true,
+            },
         ]
     }
 
@@ -493,7 +524,12 @@ mod tests {
             let mut out = Vec::new();
             write_cell(&mut out, &cell, blob);
             let back: JsonCell = serde_json::from_slice(&out).unwrap();
-            assert_eq!(back.to_cell(blob).unwrap(), cell, "{}", String::from_utf8_lossy(&out));
+            assert_eq!(
+                back.to_cell(blob).unwrap(),
+                cell,
+                "{}",
+                String::from_utf8_lossy(&out)
+            );
         }
     }
 
@@ -507,16 +543,23 @@ mod tests {
             b"{\"conversation\":\"c1\",\"kind\":\"row\",\"table\":\"steps\",\"row\":{\"idx\":0,\"data\":\"080e\"}}\n"
         );
         let rec = Record::parse(&out[..out.len() - 1]).unwrap();
-        let Record::Row { row, .. } = rec else { panic!() };
-        assert_eq!(row.get("data").unwrap().blob_bytes().unwrap().unwrap(), b"\x08\x0e");
+        let Record::Row { row, .. } = rec else {
+            panic!()
+        };
+        assert_eq!(
+            row.get("data").unwrap().blob_bytes().unwrap().unwrap(),
+            b"\x08\x0e"
+        );
     }
 
     #[test]
     fn bad_records_say_why() {
         let err = Record::parse(br#"{"conversation":"c","kind":"nope"}"#).unwrap_err();
         assert!(err.message().contains("unknown record kind"));
-        let err = Record::parse(br#"{"conversation":"c","kind":"row","table":"t","row":{"a":{"zz":"1"}}}"#)
-            .unwrap_err();
+        let err = Record::parse(
+            br#"{"conversation":"c","kind":"row","table":"t","row":{"a":{"zz":"1"}}}"#,
+        )
+        .unwrap_err();
         assert!(err.message().contains("unknown wrapped value"), "{err}");
         let err = Record::parse(b"{nope").unwrap_err();
         assert!(err.message().contains("bad JSON"));

@@ -51,7 +51,13 @@ pub fn default_root_from(lane: Lane, env: impl Fn(&str) -> Option<OsString>) -> 
         PathBuf::from(dir)
     } else {
         let home = nonempty("HOME")
-            .or_else(|| if cfg!(windows) { nonempty("USERPROFILE") } else { None })
+            .or_else(|| {
+                if cfg!(windows) {
+                    nonempty("USERPROFILE")
+                } else {
+                    None
+                }
+            })
             .ok_or_else(|| {
                 Error::usage("no data root given and neither GEMINI_HOME nor HOME is set")
             })?;
@@ -113,7 +119,12 @@ mod tests {
     #[test]
     fn roots_follow_the_environment() {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| pairs.iter().find(|(key, _)| *key == k).map(|(_, v)| OsString::from(v))
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == k)
+                    .map(|(_, v)| OsString::from(v))
+            }
         };
         assert_eq!(
             default_root_from(Lane::Cli, env(&[("HOME", "/h")])).unwrap(),

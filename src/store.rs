@@ -33,3 +33,393 @@ pub const STEPS_COLUMNS: &[&str] = &[
     "step_payload",
     "step_format",
 ];
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{Connection, OpenFlags};
+
+use crate::error::{Error, Result};
+use crate::record::{self, Cell, Column};
+
+/// A table or index as listed in `sqlite_master`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaObject {
+    pub object_type: String,
+    pub name: String,
+    pub sql: String,
+}
+
+/// A conversation database opened for a consistent, read-only dump.
+///
+/// Opening never changes the database, its sidecars or its directory, which
+/// rules out SQLite's ordinary read-only open of a WAL database: that creates
+/// `-wal` and `-shm` files. So:
+/// - with a `-shm` present (a live or crashed agy), the database is opened
+///   with `readonly_shm`, taking part in WAL locking without writing;
+/// - with a non-empty `-wal` but no `-shm`, there is no live writer, and the
+///   database and its WAL are copied to a private directory first, so the
+///   rows still in the WAL are read;
+/// - otherwise the file is opened `immutable`: no sidecars exist to read.
+///
+/// The whole dump runs inside one read transaction.
+pub struct Source {
+    conn: Connection,
+    /// The private copy to delete on drop, if one was made.
+    copy_dir: Option<PathBuf>,
+}
+
+/// Why a file is not a conversation database we can dump.
+#[derive(Debug)]
+pub enum OpenError {
+    /// Readable, but not an agy database (foreign SQLite, empty file...).
+    NotAgy(String),
+    /// Any other failure.
+    Failed(Error),
+}
+
+impl From<rusqlite::Error> for OpenError {
+    fn from(err: rusqlite::Error) -> OpenError {
+        match err.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::NotADatabase) => {
+                OpenError::NotAgy("not an SQLite database".to_string())
+            }
+            _ => OpenError::Failed(err.into()),
+        }
+    }
+}
+
+fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Builds a `file:` URI for `path` with `query`, escaping what URIs need.
+fn file_uri(path: &Path, query: &str) -> Result<String> {
+    let absolute = std::path::absolute(path).map_err(|e| Error::io(path.display(), e))?;
+    let text = absolute
+        .to_str()
+        .ok_or_else(|| Error::data(format!("{}: path is not valid UTF-8", absolute.display())))?;
+    let mut uri = String::from("file:");
+    for b in text.bytes() {
+        match b {
+            b'?' | b'#' | b'%' => uri.push_str(&format!("%{b:02X}")),
+            _ => uri.push(b as char),
+        }
+    }
+    uri.push('?');
+    uri.push_str(query);
+    Ok(uri)
+}
+
+static COPY_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl Source {
+    /// Opens `path` for dumping; see the type's documentation for how.
+    pub fn open(path: &Path) -> Result<Source, OpenError> {
+        let meta =
+            std::fs::metadata(path).map_err(|e| OpenError::Failed(Error::io(path.display(), e)))?;
+        if !meta.is_file() {
+            return Err(OpenError::NotAgy("not a regular file".to_string()));
+        }
+        if meta.len() == 0 {
+            return Err(OpenError::NotAgy("empty file".to_string()));
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let shm = sidecar(path, "-shm").exists();
+        let wal_len = std::fs::metadata(sidecar(path, "-wal"))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        let (conn, copy_dir) = if shm {
+            let uri = file_uri(path, "mode=ro&readonly_shm=1").map_err(OpenError::Failed)?;
+            (Connection::open_with_flags(uri, flags)?, None)
+        } else if wal_len > 0 {
+            let dir = std::env::temp_dir().join(format!(
+                "agy-dump-{}-{}",
+                std::process::id(),
+                COPY_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            ));
+            let copy = (|| -> std::io::Result<PathBuf> {
+                std::fs::create_dir(&dir)?;
+                let db = dir.join("copy.db");
+                std::fs::copy(path, &db)?;
+                std::fs::copy(sidecar(path, "-wal"), sidecar(&db, "-wal"))?;
+                Ok(db)
+            })();
+            let db = match copy {
+                Ok(db) => db,
+                Err(e) => {
+                    let _ = std::fs::remove_dir_all(&dir);
+                    return Err(OpenError::Failed(Error::io(
+                        format!("{}: copying it with its WAL", path.display()),
+                        e,
+                    )));
+                }
+            };
+            let conn = Connection::open_with_flags(
+                &db,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            );
+            match conn {
+                Ok(conn) => (conn, Some(dir)),
+                Err(e) => {
+                    let _ = std::fs::remove_dir_all(&dir);
+                    return Err(e.into());
+                }
+            }
+        } else {
+            let uri = file_uri(path, "mode=ro&immutable=1").map_err(OpenError::Failed)?;
+            (Connection::open_with_flags(uri, flags)?, None)
+        };
+        let source = Source { conn, copy_dir };
+        source.conn.execute_batch("BEGIN")?;
+        // The first read fixes the snapshot and tells garbage from SQLite.
+        let tables: Vec<String> = {
+            let mut stmt = source
+                .conn
+                .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
+            let names = stmt.query_map([], |r| r.get::<_, String>(0))?;
+            names.collect::<rusqlite::Result<_>>()?
+        };
+        for required in ["steps", "trajectory_meta"] {
+            if !tables.iter().any(|t| t == required) {
+                return Err(OpenError::NotAgy(format!("no {required} table")));
+            }
+        }
+        Ok(source)
+    }
+
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub fn user_version(&self) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?)
+    }
+
+    /// `trajectory_meta.cascade_id` of the first row, when it is non-empty text.
+    pub fn cascade_id(&self) -> Result<Option<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT cascade_id FROM trajectory_meta ORDER BY rowid LIMIT 1")?;
+        let mut rows = stmt.query([])?;
+        let Some(row) = rows.next()? else {
+            return Ok(None);
+        };
+        Ok(match row.get_ref(0)? {
+            ValueRef::Text(t) if !t.is_empty() => std::str::from_utf8(t).ok().map(str::to_owned),
+            _ => None,
+        })
+    }
+
+    /// Tables and indexes in `sqlite_master` order, SQLite's own excluded.
+    pub fn schema(&self) -> Result<Vec<SchemaObject>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT type, name, sql FROM sqlite_master \
+             WHERE type IN ('table', 'index') AND sql IS NOT NULL \
+             AND substr(name, 1, 7) <> 'sqlite_' ORDER BY rowid",
+        )?;
+        let objects = stmt.query_map([], |r| {
+            Ok(SchemaObject {
+                object_type: r.get(0)?,
+                name: r.get(1)?,
+                sql: r.get(2)?,
+            })
+        })?;
+        Ok(objects.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Calls `emit` with each row of `table` in rowid (or primary key) order.
+    pub fn each_row(
+        &self,
+        table: &str,
+        mut emit: impl FnMut(&[Column], &rusqlite::Row<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let columns = table_columns(&self.conn, table)?;
+        let list = columns
+            .iter()
+            .map(|c| quote_identifier(&c.name))
+            .collect::<Vec<_>>()
+            .join(",");
+        let by_rowid = format!(
+            "SELECT {list} FROM {} ORDER BY rowid",
+            quote_identifier(table)
+        );
+        let mut stmt = match self.conn.prepare(&by_rowid) {
+            Ok(stmt) => stmt,
+            // WITHOUT ROWID tables are stored, and so scanned, in key order.
+            Err(_) => self
+                .conn
+                .prepare(&format!("SELECT {list} FROM {}", quote_identifier(table)))?,
+        };
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            emit(&columns, row)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Source {
+    fn drop(&mut self) {
+        if let Some(dir) = self.copy_dir.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// The value of column `i` of `row` as a [`Cell`], borrowing its bytes.
+pub fn cell<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> Result<Cell<'r>> {
+    Ok(match row.get_ref(i)? {
+        ValueRef::Null => Cell::Null,
+        ValueRef::Integer(v) => Cell::Integer(v),
+        ValueRef::Real(v) => Cell::Real(v),
+        ValueRef::Text(t) => Cell::Text(Cow::Borrowed(t)),
+        ValueRef::Blob(b) => Cell::Blob(Cow::Borrowed(b)),
+    })
+}
+
+/// Quotes an SQL identifier with double quotes.
+pub fn quote_identifier(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// The visible columns of `table` with their affinity, in table order.
+pub fn table_columns(conn: &Connection, table: &str) -> Result<Vec<Column>> {
+    let mut stmt = conn.prepare("SELECT name, type FROM pragma_table_info(?1) ORDER BY cid")?;
+    let columns = stmt.query_map([table], |r| {
+        let declared: String = r.get(1)?;
+        Ok(Column {
+            name: r.get(0)?,
+            blob_affinity: record::is_blob_affinity(&declared),
+        })
+    })?;
+    Ok(columns.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Binds a [`Cell`] to a statement parameter, bytes as they are (text that
+/// is not UTF-8 included).
+pub struct Bind<'a, 'c>(pub &'a Cell<'c>);
+
+impl rusqlite::ToSql for Bind<'_, '_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(match self.0 {
+            Cell::Null => ValueRef::Null,
+            Cell::Integer(v) => ValueRef::Integer(*v),
+            Cell::Real(v) => ValueRef::Real(*v),
+            Cell::Text(t) => ValueRef::Text(t),
+            Cell::Blob(b) => ValueRef::Blob(b),
+        }))
+    }
+}
+
+/// Checks that `sql` is one `CREATE TABLE` or `CREATE [UNIQUE] INDEX`
+/// statement of the declared `object_type`; a stream may not run anything
+/// else (triggers, views, ATTACH, pragmas, several statements).
+pub fn check_schema_sql(object_type: &str, sql: &str) -> Result<()> {
+    let words: Vec<String> = sql
+        .split_ascii_whitespace()
+        .take(3)
+        .map(|w| w.to_ascii_uppercase())
+        .collect();
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let statement_type = match words.as_slice() {
+        ["CREATE", "TABLE", ..] => "table",
+        ["CREATE", "INDEX", ..] | ["CREATE", "UNIQUE", "INDEX"] => "index",
+        _ => {
+            return Err(Error::data(
+                "only CREATE TABLE and CREATE [UNIQUE] INDEX statements are accepted",
+            ))
+        }
+    };
+    if has_second_statement(sql) {
+        return Err(Error::data("schema SQL holds more than one statement"));
+    }
+    if statement_type != object_type {
+        return Err(Error::data(format!(
+            "schema record of type {object_type:?} holds a CREATE {} statement",
+            statement_type.to_ascii_uppercase()
+        )));
+    }
+    Ok(())
+}
+
+/// True when something other than blanks and comments follows the first
+/// `;` that is outside quotes and comments.
+fn has_second_statement(sql: &str) -> bool {
+    let bytes = sql.as_bytes();
+    let mut i = 0;
+    let mut ended = false;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let closing = match b {
+            b'\'' => Some(b'\''),
+            b'"' => Some(b'"'),
+            b'`' => Some(b'`'),
+            b'[' => Some(b']'),
+            _ => None,
+        };
+        if let Some(close) = closing {
+            if ended {
+                return true;
+            }
+            i += 1;
+            while i < bytes.len() && bytes[i] != close {
+                i += 1;
+            }
+            i += 1;
+        } else if bytes[i..].starts_with(b"--") {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                i += 1;
+            }
+        } else if bytes[i..].starts_with(b"/*") {
+            i = match sql[i + 2..].find("*/") {
+                Some(end) => i + 2 + end + 2,
+                None => bytes.len(),
+            };
+        } else if b == b';' {
+            ended = true;
+            i += 1;
+        } else {
+            if ended && !b.is_ascii_whitespace() {
+                return true;
+            }
+            i += 1;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_sql_is_one_create_statement() {
+        for (object_type, name, sql) in AGY_SCHEMA {
+            check_schema_sql(object_type, sql).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        check_schema_sql("table", "CREATE TABLE t (a DEFAULT ';x'); -- done").unwrap();
+        check_schema_sql("index", "create unique index i on t(a)").unwrap();
+        for (object_type, sql) in [
+            ("table", "CREATE TABLE a(x); DROP TABLE b"),
+            ("table", "CREATE TABLE a(x);/* */ ATTACH 'x' AS y"),
+            (
+                "table",
+                "CREATE TRIGGER t AFTER INSERT ON a BEGIN SELECT 1; END",
+            ),
+            ("table", "CREATE VIEW v AS SELECT 1"),
+            ("table", "ATTACH DATABASE '/tmp/x' AS x"),
+            ("table", "PRAGMA writable_schema = 1"),
+            ("index", "CREATE TABLE a(x)"),
+        ] {
+            assert!(check_schema_sql(object_type, sql).is_err(), "{sql}");
+        }
+    }
+}

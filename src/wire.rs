@@ -280,7 +280,10 @@ impl Writer {
     }
 
     fn tag(&mut self, number: u32, wire_type: u8) {
-        put_varint(&mut self.buf, (u64::from(number) << 3) | u64::from(wire_type));
+        put_varint(
+            &mut self.buf,
+            (u64::from(number) << 3) | u64::from(wire_type),
+        );
     }
 
     /// A varint field; int32 and int64 negatives pass as `v as u64`.

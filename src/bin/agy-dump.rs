@@ -1,1 +1,68 @@
-fn main(){}
+//! agy-dump: agy conversation databases to an NDJSON row stream.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use agy_tools::cli;
+use agy_tools::dump::{self, DumpOptions};
+use agy_tools::error::Result;
+use agy_tools::io::Output;
+use agy_tools::root::{self, Lane};
+
+const NAME: &str = "agy-dump";
+
+const USAGE: &str = "\
+Usage: agy-dump [OPTIONS] [DB|ROOT]...
+
+Writes agy conversation databases as newline-delimited JSON records: the
+database's user_version, its schema, every row of every table (blobs as hex,
+steps last), and the files of its brain/<id>/ directory.
+
+Arguments are conversation .db files or data roots (directories holding
+conversations/). With none, the default data root is read:
+$GEMINI_HOME/antigravity-cli, else $HOME/.gemini/antigravity-cli.
+
+Options:
+      --id ID        dump only conversation ID (repeatable)
+      --no-brain     do not emit brain files
+      --lane LANE    default root of this agy surface: cli (default) or acp
+  -h, --help         print this help
+  -V, --version      print the version
+
+Exit status: 0 success, 1 bad data or I/O error, 2 usage error.
+See agy-dump(1) for the record formats.
+";
+
+fn main() -> ExitCode {
+    cli::run(NAME, run)
+}
+
+fn run() -> Result<()> {
+    use lexopt::prelude::*;
+    let mut options = DumpOptions {
+        brain: true,
+        ..DumpOptions::default()
+    };
+    let mut lane = Lane::Cli;
+    let mut paths: Vec<PathBuf> = Vec::new();
+    let mut parser = lexopt::Parser::from_env();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("id") => options.ids.push(parser.value()?.string()?),
+            Long("no-brain") => options.brain = false,
+            Long("lane") => lane = Lane::parse(&parser.value()?.string()?)?,
+            Short('h') | Long("help") => return cli::print(USAGE),
+            Short('V') | Long("version") => return cli::print(&cli::version(NAME)),
+            Value(path) => paths.push(PathBuf::from(path)),
+            _ => return Err(arg.unexpected().into()),
+        }
+    }
+    if paths.is_empty() {
+        paths.push(root::default_root(lane)?);
+    }
+    let targets = dump::targets(&paths)?;
+    let mut out = Output::stdout();
+    let mut warn = |message: String| cli::warn(NAME, message);
+    dump::dump(&targets, &options, &mut out, &mut warn)?;
+    out.flush()
+}
