@@ -84,7 +84,11 @@ impl AgyDb {
             params![format!("traj-{id}"), id],
         )
         .unwrap();
-        AgyDb { conn, path: path.to_path_buf(), id: id.to_string() }
+        AgyDb {
+            conn,
+            path: path.to_path_buf(),
+            id: id.to_string(),
+        }
     }
 
     /// Inserts a step row; the step's type, status and metadata columns are
@@ -131,20 +135,23 @@ pub fn brain_file(root: &Path, id: &str, rel: &str, content: &[u8]) {
     std::fs::write(path, content).unwrap();
 }
 
+/// The path of one of the crate's binaries, which cargo builds beside the
+/// test executable's `deps/` directory.
+pub fn exe(bin: &str) -> PathBuf {
+    let test_exe = std::env::current_exe().unwrap();
+    let dir = test_exe.parent().unwrap().parent().unwrap();
+    let path = dir.join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
+    assert!(path.exists(), "{} is not built", path.display());
+    path
+}
+
 /// Runs one of the crate's binaries with `args`, feeding `stdin`.
 pub fn run(bin: &str, args: &[&str], stdin: &[u8]) -> Output {
     run_env(bin, args, stdin, &[])
 }
 
 pub fn run_env(bin: &str, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Output {
-    let exe = match bin {
-        "agy-dump" => env!("CARGO_BIN_EXE_agy-dump"),
-        "agy-pack" => env!("CARGO_BIN_EXE_agy-pack"),
-        "agy-decode" => env!("CARGO_BIN_EXE_agy-decode"),
-        "agy-encode" => env!("CARGO_BIN_EXE_agy-encode"),
-        other => panic!("no binary {other}"),
-    };
-    let mut cmd = Command::new(exe);
+    let mut cmd = Command::new(exe(bin));
     cmd.args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
