@@ -130,6 +130,7 @@ pub fn dump(
             }
         }
         dump_database(&source, &id, out).map_err(|e| e.context(target.db.display()))?;
+        dump_meta_sidecar(&target.db, &id, out)?;
         if options.brain {
             if let Some(brain_root) = &target.brain_root {
                 dump_brain(&brain_root.join(&stem), &id, out, warn)?;
@@ -174,6 +175,25 @@ pub fn dump_database(source: &Source, id: &str, out: &mut Output) -> Result<()> 
             .map_err(|e| e.context(format!("table {}", table.name)))?;
     }
     Ok(())
+}
+
+/// The ACP lane keeps `<id>.meta` (JSON: cwd, mode) beside each database;
+/// it travels as a `file` record with `"dir":"conversations"`.
+pub fn dump_meta_sidecar(db: &Path, id: &str, out: &mut Output) -> Result<()> {
+    let meta = db.with_extension("meta");
+    match std::fs::symlink_metadata(&meta) {
+        Ok(m) if m.is_file() => {}
+        _ => return Ok(()),
+    }
+    let content = std::fs::read(&meta).map_err(|e| Error::io(meta.display(), e))?;
+    record::write_file_in(
+        out.buf(),
+        id,
+        record::FileDir::Conversations,
+        &format!("{id}.meta"),
+        &content,
+    );
+    out.end_record()
 }
 
 /// The `file` records of one brain directory, sorted bytewise by path.

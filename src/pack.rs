@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 
 use crate::error::{Error, Result};
-use crate::record::{Column, FileContent, Record, RowCells};
+use crate::record::{Column, FileContent, FileDir, Record, RowCells};
 use crate::root;
 use crate::store::{self, Bind, AGY_SCHEMA, AGY_USER_VERSION};
 
@@ -47,6 +47,8 @@ struct Pending {
     conn: Option<Connection>,
     tmp_db: PathBuf,
     tmp_brain: PathBuf,
+    /// The ACP `<id>.meta` sidecar, once the stream has carried one.
+    tmp_meta: Option<PathBuf>,
     /// Columns of each created table, for values' affinity.
     tables: HashMap<String, Vec<Column>>,
     files: HashSet<String>,
@@ -100,6 +102,13 @@ impl Packer {
             .root
             .join("conversations")
             .join(format!("{id}.db"))
+    }
+
+    fn meta_path(&self, id: &str) -> PathBuf {
+        self.options
+            .root
+            .join("conversations")
+            .join(format!("{id}.meta"))
     }
 
     fn brain_path(&self, id: &str) -> PathBuf {
@@ -177,6 +186,7 @@ impl Packer {
             conn: None,
             tmp_db,
             tmp_brain,
+            tmp_meta: None,
             tables: HashMap::new(),
             files: HashSet::new(),
             saw_schema: false,
@@ -202,7 +212,7 @@ impl Packer {
         if self.options.force {
             return Ok(());
         }
-        for path in [self.db_path(id), self.brain_path(id)] {
+        for path in [self.db_path(id), self.brain_path(id), self.meta_path(id)] {
             if fs::symlink_metadata(&path).is_ok() {
                 return Err(Error::data(format!(
                     "conversation {id:?} already exists at {} (use --force to replace it)",
@@ -250,12 +260,38 @@ impl Packer {
                     .insert(&table, &row)
                     .map_err(|e| e.context(format!("row of table {table}")))?;
             }
-            Record::File { path, content, .. } => {
+            Record::File {
+                dir: FileDir::Brain,
+                path,
+                content,
+                ..
+            } => {
                 pending.ensure_schema()?;
                 pending.stage = Stage::Rows;
                 pending
                     .write_file(&path, &content)
                     .map_err(|e| e.context(format!("file {path}")))?;
+            }
+            Record::File {
+                dir: FileDir::Conversations,
+                path,
+                content,
+                ..
+            } => {
+                pending.ensure_schema()?;
+                pending.stage = Stage::Rows;
+                let tmp = self
+                    .scratch
+                    .clone()
+                    .unwrap_or_else(|| self.options.root.join("conversations"))
+                    .join(format!(
+                        ".{}.meta.agy-pack-{}.tmp",
+                        pending.id,
+                        std::process::id()
+                    ));
+                pending
+                    .write_meta(&path, &content, tmp)
+                    .map_err(|e| e.context(format!("file conversations/{path}")))?;
             }
         }
         Ok(())
@@ -308,6 +344,15 @@ impl Packer {
                 Err(e) => return Err(Error::io(Path::new(&name).display(), e)),
             }
         }
+        let meta = self.meta_path(&id);
+        match &pending.tmp_meta {
+            Some(tmp) => fs::rename(tmp, &meta).map_err(|e| Error::io(meta.display(), e))?,
+            None => match fs::remove_file(&meta) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(meta.display(), e)),
+            },
+        }
         fs::rename(&pending.tmp_db, &db).map_err(|e| Error::io(db.display(), e))?;
         if had_brain {
             let _ = fs::remove_dir_all(&old_brain);
@@ -340,6 +385,9 @@ fn discard(pending: &mut Pending) {
         let _ = fs::remove_file(name);
     }
     let _ = fs::remove_dir_all(&pending.tmp_brain);
+    if let Some(meta) = pending.tmp_meta.take() {
+        let _ = fs::remove_file(meta);
+    }
 }
 
 /// A new database for packing into: no rollback journal (a failed
@@ -439,6 +487,30 @@ impl Pending {
             stmt.raw_bind_parameter(i + 1, Bind(cell))?;
         }
         stmt.raw_execute()?;
+        Ok(())
+    }
+
+    /// Writes the `<id>.meta` sidecar to `tmp`; no other file may go to
+    /// `conversations/`, where a stray `.db` would become a conversation.
+    fn write_meta(&mut self, path: &str, content: &FileContent<'_>, tmp: PathBuf) -> Result<()> {
+        if path != format!("{}.meta", self.id) {
+            return Err(Error::data(format!(
+                "the only file allowed in conversations/ is \"{}.meta\"",
+                self.id
+            )));
+        }
+        if self.tmp_meta.is_some() {
+            return Err(Error::data("the same file path appears twice"));
+        }
+        let bytes = content.to_bytes()?;
+        let _ = fs::remove_file(&tmp);
+        self.tmp_meta = Some(tmp.clone());
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| Error::io(path, e))?;
+        file.write_all(&bytes).map_err(|e| Error::io(path, e))?;
         Ok(())
     }
 

@@ -144,9 +144,24 @@ pub fn write_row<'c>(
     out.extend_from_slice(b"}}\n");
 }
 
-/// Writes a `file` record: `text` when the content is UTF-8, else `hex`.
+/// Writes a `file` record of the brain directory: `text` when the content
+/// is UTF-8, else `hex`.
 pub fn write_file(out: &mut Vec<u8>, conversation: &str, path: &str, content: &[u8]) {
+    write_file_in(out, conversation, FileDir::Brain, path, content);
+}
+
+/// Writes a `file` record for a file in `dir`; only brain files omit `dir`.
+pub fn write_file_in(
+    out: &mut Vec<u8>,
+    conversation: &str,
+    dir: FileDir,
+    path: &str,
+    content: &[u8],
+) {
     write_head(out, conversation, "file");
+    if dir == FileDir::Conversations {
+        out.extend_from_slice(b",\"dir\":\"conversations\"");
+    }
     out.extend_from_slice(b",\"path\":");
     json::write_str(out, path);
     match std::str::from_utf8(content) {
@@ -370,11 +385,23 @@ struct RawRecord<'a> {
     #[serde(borrow)]
     row: Option<RowCells<'a>>,
     #[serde(borrow)]
+    dir: Option<Cow<'a, str>>,
+    #[serde(borrow)]
     path: Option<Cow<'a, str>>,
     #[serde(borrow)]
     text: Option<Cow<'a, str>>,
     #[serde(borrow)]
     hex: Option<Cow<'a, str>>,
+}
+
+/// Which directory a `file` record's path is relative to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FileDir {
+    /// `brain/<id>/`: the default, written without a `dir` key.
+    #[default]
+    Brain,
+    /// `conversations/`, for the ACP lane's `<id>.meta` sidecar.
+    Conversations,
 }
 
 /// The content of a `file` record.
@@ -413,6 +440,7 @@ pub enum Record<'a> {
     },
     File {
         conversation: Cow<'a, str>,
+        dir: FileDir,
         path: Cow<'a, str>,
         content: FileContent<'a>,
     },
@@ -464,8 +492,18 @@ impl<'a> Record<'a> {
                         ))
                     }
                 };
+                let dir = match raw.dir.as_deref() {
+                    None | Some("brain") => FileDir::Brain,
+                    Some("conversations") => FileDir::Conversations,
+                    Some(other) => {
+                        return Err(Error::data(format!(
+                            "file record's dir {other:?} is neither brain nor conversations"
+                        )))
+                    }
+                };
                 Record::File {
                     conversation,
+                    dir,
                     path: required(raw.path, "file", "path")?,
                     content,
                 }

@@ -900,3 +900,45 @@ fn many_conversations_round_trip_through_one_stream() {
     assert_eq!(String::from_utf8(printed).unwrap().lines().count(), 5);
     assert!(dump_of(&[dst.to_str().unwrap()]) == stream);
 }
+
+#[test]
+fn acp_meta_sidecar_travels_with_its_conversation() {
+    let s = Scratch::new("acp");
+    let gemini = s.join("gemini");
+    let acp = gemini.join("antigravity-acp");
+    AgyDb::create(&acp, ID).close();
+    let meta = br#"{"cwd":"/repo","mode_id":"default"}"#;
+    std::fs::write(acp.join(format!("conversations/{ID}.meta")), meta).unwrap();
+    let env = [("GEMINI_HOME", gemini.to_str().unwrap())];
+    let out = support::run_env("agy-dump", &["--lane", "acp"], b"", &env);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let records = lines(&out.stdout);
+    let sidecar = records
+        .iter()
+        .find(|r| r["kind"] == "file" && r["dir"] == "conversations")
+        .unwrap();
+    assert_eq!(sidecar["path"], format!("{ID}.meta"));
+    assert_eq!(sidecar["text"], std::str::from_utf8(meta).unwrap());
+
+    let copy = s.join("copy");
+    let dst = copy.join("antigravity-acp");
+    let env2 = [("GEMINI_HOME", copy.to_str().unwrap())];
+    let packed = support::run_env("agy-pack", &["--lane", "acp"], &out.stdout, &env2);
+    assert!(packed.status.success(), "{}", stderr(&packed));
+    assert_eq!(
+        std::fs::read(dst.join(format!("conversations/{ID}.meta"))).unwrap(),
+        meta
+    );
+    assert!(support::run_env("agy-dump", &["--lane", "acp"], b"", &env2).stdout == out.stdout);
+
+    // Nothing but <id>.meta may be written to conversations/.
+    let evil = format!(
+        "{{\"conversation\":\"c1\",\"kind\":\"file\",\"dir\":\"conversations\",\"path\":\"other.db\",\"text\":\"x\"}}"
+    );
+    refused(&evil, &[], &["only file allowed in conversations/"]);
+    refused(
+        r#"{"conversation":"c1","kind":"file","dir":"etc","path":"x","text":"x"}"#,
+        &[],
+        &["neither brain nor conversations"],
+    );
+}
