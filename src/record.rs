@@ -327,7 +327,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for JsonCell<'a> {
                 self,
                 mut map: A,
             ) -> std::result::Result<Self::Value, A::Error> {
-                let Some(key) = map.next_key::<Cow<'de, str>>()? else {
+                let Some(BorrowedStr(key)) = map.next_key::<BorrowedStr<'de>>()? else {
                     return Err(de::Error::custom("empty object is not a value"));
                 };
                 let value: Cow<'de, str> = map.next_value::<BorrowedStr<'de>>()?.0;
@@ -360,14 +360,29 @@ impl<'de: 'a, 'a> Deserialize<'de> for JsonCell<'a> {
     }
 }
 
-/// A string that borrows from the input when it has no escapes.
+/// A string that borrows from the input when it has no escapes. (serde's
+/// own `Cow<str>` always copies.)
 struct BorrowedStr<'a>(Cow<'a, str>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for BorrowedStr<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        Ok(BorrowedStr(
-            Cow::<'de, str>::deserialize(d).and_then(|c| Ok(c))?,
-        ))
+        struct StrVisitor;
+        impl<'de> Visitor<'de> for StrVisitor {
+            type Value = BorrowedStr<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(
+                self,
+                v: &'de str,
+            ) -> std::result::Result<Self::Value, E> {
+                Ok(BorrowedStr(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
+                Ok(BorrowedStr(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(StrVisitor)
     }
 }
 

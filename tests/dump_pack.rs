@@ -932,10 +932,9 @@ fn acp_meta_sidecar_travels_with_its_conversation() {
     assert!(support::run_env("agy-dump", &["--lane", "acp"], b"", &env2).stdout == out.stdout);
 
     // Nothing but <id>.meta may be written to conversations/.
-    let evil = format!(
-        "{{\"conversation\":\"c1\",\"kind\":\"file\",\"dir\":\"conversations\",\"path\":\"other.db\",\"text\":\"x\"}}"
-    );
-    refused(&evil, &[], &["only file allowed in conversations/"]);
+    let evil =
+        r#"{"conversation":"c1","kind":"file","dir":"conversations","path":"other.db","text":"x"}"#;
+    refused(evil, &[], &["only file allowed in conversations/"]);
     refused(
         r#"{"conversation":"c1","kind":"file","dir":"etc","path":"x","text":"x"}"#,
         &[],
