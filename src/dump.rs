@@ -150,8 +150,8 @@ pub fn dump(
 pub fn dump_database(source: &Source, id: &str, out: &mut Output) -> Result<()> {
     record::write_db(out.buf(), id, source.user_version()?);
     out.end_record()?;
-    let schema = source.schema()?;
-    for object in &schema {
+    let schema = source.schema();
+    for object in schema {
         record::write_schema(
             out.buf(),
             id,

@@ -66,6 +66,10 @@ pub struct SchemaObject {
 /// The whole dump runs inside one read transaction.
 pub struct Source {
     conn: Connection,
+    /// Tables and indexes, read once at open.
+    schema: Vec<SchemaObject>,
+    /// The visible columns of each table, in schema order.
+    columns: Vec<(String, Vec<Column>)>,
     /// The private copy to delete on drop, if one was made.
     copy_dir: Option<PathBuf>,
 }
@@ -175,18 +179,18 @@ impl Source {
             let uri = file_uri(path, "mode=ro&immutable=1").map_err(OpenError::Failed)?;
             (Connection::open_with_flags(uri, flags)?, None)
         };
-        let source = Source { conn, copy_dir };
+        let mut source = Source {
+            conn,
+            schema: Vec::new(),
+            columns: Vec::new(),
+            copy_dir,
+        };
         source.conn.execute_batch("BEGIN")?;
         // The first read fixes the snapshot and tells garbage from SQLite.
-        let tables: Vec<String> = {
-            let mut stmt = source
-                .conn
-                .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
-            let names = stmt.query_map([], |r| r.get::<_, String>(0))?;
-            names.collect::<rusqlite::Result<_>>()?
-        };
+        source.schema = read_schema(&source.conn)?;
+        source.columns = read_columns(&source.conn)?;
         for required in ["steps", "trajectory_meta"] {
-            if !tables.iter().any(|t| t == required) {
+            if !source.columns.iter().any(|(t, _)| t == required) {
                 return Err(OpenError::NotAgy(format!("no {required} table")));
             }
         }
@@ -219,20 +223,8 @@ impl Source {
     }
 
     /// Tables and indexes in `sqlite_master` order, SQLite's own excluded.
-    pub fn schema(&self) -> Result<Vec<SchemaObject>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT type, name, sql FROM sqlite_master \
-             WHERE type IN ('table', 'index') AND sql IS NOT NULL \
-             AND substr(name, 1, 7) <> 'sqlite_' ORDER BY rowid",
-        )?;
-        let objects = stmt.query_map([], |r| {
-            Ok(SchemaObject {
-                object_type: r.get(0)?,
-                name: r.get(1)?,
-                sql: r.get(2)?,
-            })
-        })?;
-        Ok(objects.collect::<rusqlite::Result<_>>()?)
+    pub fn schema(&self) -> &[SchemaObject] {
+        &self.schema
     }
 
     /// Calls `emit` with each row of `table` in rowid (or primary key) order.
@@ -241,7 +233,10 @@ impl Source {
         table: &str,
         mut emit: impl FnMut(&[Column], &rusqlite::Row<'_>) -> Result<()>,
     ) -> Result<()> {
-        let columns = table_columns(&self.conn, table)?;
+        let columns = match self.columns.iter().find(|(t, _)| t == table) {
+            Some((_, columns)) => columns.as_slice(),
+            None => return Err(Error::data(format!("no table {table:?}"))),
+        };
         let list = columns
             .iter()
             .map(|c| quote_identifier(&c.name))
@@ -260,7 +255,7 @@ impl Source {
         };
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
-            emit(&columns, row)?;
+            emit(columns, row)?;
         }
         Ok(())
     }
@@ -272,6 +267,46 @@ impl Drop for Source {
             let _ = std::fs::remove_dir_all(dir);
         }
     }
+}
+
+/// Tables and indexes in `sqlite_master` order, SQLite's own excluded.
+fn read_schema(conn: &Connection) -> rusqlite::Result<Vec<SchemaObject>> {
+    let mut stmt = conn.prepare(
+        "SELECT type, name, sql FROM sqlite_master \
+         WHERE type IN ('table', 'index') AND sql IS NOT NULL \
+         AND substr(name, 1, 7) <> 'sqlite_' ORDER BY rowid",
+    )?;
+    let objects = stmt.query_map([], |r| {
+        Ok(SchemaObject {
+            object_type: r.get(0)?,
+            name: r.get(1)?,
+            sql: r.get(2)?,
+        })
+    })?;
+    objects.collect()
+}
+
+/// The visible columns of every table, in one query: preparing statements
+/// is most of the cost of dumping a small conversation.
+fn read_columns(conn: &Connection) -> rusqlite::Result<Vec<(String, Vec<Column>)>> {
+    let mut stmt = conn.prepare(
+        "SELECT m.name, c.name, c.type FROM sqlite_master AS m, pragma_table_info(m.name) AS c \
+         WHERE m.type = 'table' AND substr(m.name, 1, 7) <> 'sqlite_' ORDER BY m.rowid, c.cid",
+    )?;
+    let mut rows = stmt.query([])?;
+    let mut tables: Vec<(String, Vec<Column>)> = Vec::new();
+    while let Some(row) = rows.next()? {
+        let table: String = row.get(0)?;
+        let column = Column {
+            name: row.get(1)?,
+            blob_affinity: record::is_blob_affinity(&row.get::<_, String>(2)?),
+        };
+        match tables.last_mut() {
+            Some((last, columns)) if *last == table => columns.push(column),
+            _ => tables.push((table, vec![column])),
+        }
+    }
+    Ok(tables)
 }
 
 /// The value of column `i` of `row` as a [`Cell`], borrowing its bytes.
