@@ -8,12 +8,18 @@
 //! line or row at fault.
 
 pub mod cli;
+pub mod decode;
 pub mod dump;
 pub mod error;
 pub mod io;
 pub mod json;
+pub mod message;
 pub mod pack;
 pub mod record;
 pub mod root;
+pub mod steps;
 pub mod store;
+pub mod time;
+pub mod tools;
 pub mod wire;
+pub mod encode;

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod pb;
+pub mod steps;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,72 @@
+//! agy-encode: chat messages to an agy row stream.
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use agy_tools::cli;
+use agy_tools::encode::{self, Encoder, Options};
+use agy_tools::error::{Error, Result};
+use agy_tools::io::{self, Lines, Output};
+
+const NAME: &str = "agy-encode";
+
+const USAGE: &str = "\
+Usage: agy-encode [OPTIONS] [FILE]...
+
+Reads a message stream (from agy-decode, or converted from another agent's
+transcript) and writes the row stream of a complete agy conversation for
+agy-pack: the database's schema, one step per message and per tool call, the
+trajectory metadata and the brain transcripts.
+
+With no FILE, or when FILE is -, reads standard input.
+
+Options:
+      --id ID     conversation id of records that carry no \"conversation\"
+      --generic   write every tool step as GENERIC, as agy 1.1 and later do
+  -h, --help      print this help
+  -V, --version   print the version
+
+Exit status: 0 success, 1 bad input or I/O error, 2 usage error.
+See agy-encode(1) for how messages become steps.
+";
+
+fn main() -> ExitCode {
+    cli::run(NAME, run)
+}
+
+fn run() -> Result<()> {
+    use lexopt::prelude::*;
+    let mut options = Options::default();
+    let mut paths: Vec<OsString> = Vec::new();
+    let mut parser = lexopt::Parser::from_env();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("id") => {
+                let id = parser.value()?.string()?;
+                if id.is_empty() {
+                    return Err(Error::usage("--id needs a non-empty conversation id"));
+                }
+                options.id = Some(id);
+            }
+            Long("generic") => options.generic = true,
+            Short('h') | Long("help") => return cli::print(USAGE),
+            Short('V') | Long("version") => return cli::print(&cli::version(NAME)),
+            Value(path) => paths.push(path),
+            _ => return Err(arg.unexpected().into()),
+        }
+    }
+    let mut encoder = Encoder::new(options);
+    let mut out = Output::stdout();
+    for path in io::input_paths(paths) {
+        let mut lines = Lines::open(&path)?;
+        while let Some(line) = lines.next_line()? {
+            let result =
+                encode::parse_line(line).and_then(|record| encoder.record(record, &mut out));
+            if let Err(err) = result {
+                return Err(err.context(lines.place()));
+            }
+        }
+    }
+    encoder.finish(&mut out)?;
+    out.flush()
+}

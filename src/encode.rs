@@ -1,0 +1,1242 @@
+//! Message stream → row stream: the logic of `agy-encode`.
+//!
+//! Each user and assistant message becomes one step, written as soon as it
+//! is read; each tool call becomes one tool step, written when its result
+//! arrives (or, still PENDING, when the conversation ends without one). What
+//! is held between records is the calls still waiting for a result, the
+//! conversation's `meta` fields, and the brain transcripts, which grow in a
+//! [`Spill`] that moves to a temporary file once it is large.
+//!
+//! The step encoding follows agy 1.0.16 (the seed's and TX's fixtures):
+//! typed kinds for Bash/Read/Write/Edit, GENERIC for every other tool.
+//! Every choice here is made so that `agy-decode` gives back the message
+//! stream it was given; see the table in `man agy-encode`.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Serialize;
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::error::{Error, Result};
+use crate::io::Output;
+use crate::json;
+use crate::message::{self, Block, InputRecord, ResultContent, Role, ToolInput, Usage};
+use crate::record::{self, Cell, Column};
+use crate::steps::{self, field, kind, source, status};
+use crate::store;
+use crate::time::Timestamp;
+use crate::tools::{self, ArgList};
+use crate::wire::Writer;
+
+/// The namespace of every UUID agy-encode derives (a fixed random UUID).
+const NAMESPACE: Uuid = Uuid::from_u128(0x5f0e_6c1a_9d2b_4e57_8a31_c4d7_20b9_e6f3);
+
+/// agy's project id for CLI conversations (FORMAT.md 8).
+const CLI_PROJECT_ID: &str = "default-cli-project";
+
+/// The `WaitMsBeforeAsync` agy 1.0.16 stamps when a call does not say.
+const DEFAULT_WAIT_MS: u64 = 2000;
+
+/// Long values in the compact transcript are cut to this many bytes.
+const COMPACT_LIMIT: usize = 4096;
+
+const TRANSCRIPT: &str = ".system_generated/logs/transcript.jsonl";
+const TRANSCRIPT_FULL: &str = ".system_generated/logs/transcript_full.jsonl";
+
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Write every tool step as GENERIC, as agy 1.1 and later do.
+    pub generic: bool,
+    /// The conversation of records that name none.
+    pub id: Option<String>,
+}
+
+/// Parses one line of the message stream.
+pub fn parse_line(line: &[u8]) -> Result<InputRecord> {
+    serde_json::from_slice(line).map_err(|e| Error::data(format!("bad message record: {e}")))
+}
+
+/// Turns a message stream into a row stream, one record at a time.
+pub struct Encoder {
+    options: Options,
+    current: Option<Conversation>,
+    finished: HashSet<String>,
+    steps_columns: Vec<Column>,
+}
+
+impl Encoder {
+    pub fn new(options: Options) -> Encoder {
+        let steps_columns = store::STEPS_COLUMNS
+            .iter()
+            .map(|&name| Column {
+                name: name.to_string(),
+                blob_affinity: matches!(
+                    name,
+                    "metadata"
+                        | "error_details"
+                        | "permissions"
+                        | "task_details"
+                        | "render_info"
+                        | "step_payload"
+                ),
+            })
+            .collect();
+        Encoder {
+            options,
+            current: None,
+            finished: HashSet::new(),
+            steps_columns,
+        }
+    }
+
+    /// Consumes one record, writing the rows it completes to `out`.
+    pub fn record(&mut self, record: InputRecord, out: &mut Output) -> Result<()> {
+        let id = match (&record.conversation, &self.options.id) {
+            (Some(id), _) | (None, Some(id)) => id.clone(),
+            (None, None) => {
+                return Err(Error::data(
+                    "record has no \"conversation\" (give one with --id)",
+                ))
+            }
+        };
+        if self.current.as_ref().map(|c| c.id.as_str()) != Some(id.as_str()) {
+            self.finish(out)?;
+            if self.finished.contains(&id) {
+                return Err(Error::data(format!(
+                    "conversation {id:?} appears again after another one; a stream keeps each conversation's records together"
+                )));
+            }
+            self.current = Some(Conversation::start(id, out.buf()));
+        }
+        let conv = self.current.as_mut().expect("a conversation is open");
+        let mut steps = StepWriter {
+            out,
+            columns: &self.steps_columns,
+            generic: self.options.generic,
+        };
+        match record.kind.as_deref() {
+            Some("message") => conv.message(record, &mut steps),
+            Some("meta") => conv.meta(record),
+            Some(other) => Err(Error::data(format!(
+                "unknown record kind {other:?} (expected message or meta)"
+            ))),
+            None => Err(Error::data("record has no \"kind\"")),
+        }
+    }
+
+    /// Ends the open conversation, if any: pending calls, the title
+    /// checkpoint, the metadata blob and the brain transcripts.
+    pub fn finish(&mut self, out: &mut Output) -> Result<()> {
+        let Some(conv) = self.current.take() else {
+            return Ok(());
+        };
+        let id = conv.id.clone();
+        let mut steps = StepWriter {
+            out,
+            columns: &self.steps_columns,
+            generic: self.options.generic,
+        };
+        conv.finish(&mut steps)?;
+        self.finished.insert(id);
+        Ok(())
+    }
+}
+
+/// Writes step rows; shared by everything that makes a step.
+struct StepWriter<'o> {
+    out: &'o mut Output,
+    columns: &'o [Column],
+    generic: bool,
+}
+
+/// A tool call waiting for its result.
+struct OpenCall {
+    id: String,
+    native_name: String,
+    native_args: Option<ArgList>,
+    /// The encoded ChatToolCall, repeated in the tool step's metadata.
+    call: Vec<u8>,
+    timestamp: Option<Timestamp>,
+}
+
+#[derive(Default)]
+struct MetaFields {
+    seen: bool,
+    timestamp: Option<Timestamp>,
+    cwd: Option<String>,
+    git_branch: Option<String>,
+    title: Option<String>,
+}
+
+struct Conversation {
+    id: String,
+    next_idx: i64,
+    open_calls: Vec<OpenCall>,
+    meta: MetaFields,
+    transcript: Spill,
+    transcript_full: Spill,
+}
+
+/// One step about to be written.
+struct Step<'a> {
+    kind: u64,
+    status: u64,
+    metadata: Vec<u8>,
+    error: Option<Vec<u8>>,
+    payload_field: u32,
+    payload: Vec<u8>,
+    /// What the brain transcript says about it.
+    line: TranscriptLine<'a>,
+}
+
+impl Conversation {
+    fn start(id: String, out: &mut Vec<u8>) -> Conversation {
+        record::write_db(out, &id, store::AGY_USER_VERSION);
+        for &(object_type, name, sql) in store::AGY_SCHEMA {
+            record::write_schema(out, &id, object_type, name, sql);
+        }
+        let trajectory_id =
+            Uuid::new_v5(&NAMESPACE, format!("{id}/trajectory").as_bytes()).to_string();
+        let columns = [
+            Column {
+                name: "trajectory_id".into(),
+                blob_affinity: false,
+            },
+            Column {
+                name: "cascade_id".into(),
+                blob_affinity: false,
+            },
+            Column {
+                name: "trajectory_type".into(),
+                blob_affinity: false,
+            },
+            Column {
+                name: "source".into(),
+                blob_affinity: false,
+            },
+        ];
+        record::write_row(
+            out,
+            &id,
+            "trajectory_meta",
+            &columns,
+            [
+                Cell::Text(Cow::Borrowed(trajectory_id.as_bytes())),
+                Cell::Text(Cow::Borrowed(id.as_bytes())),
+                Cell::Integer(steps::TRAJECTORY_TYPE_CASCADE),
+                Cell::Integer(steps::TRAJECTORY_SOURCE_CLI),
+            ],
+        );
+        Conversation {
+            id,
+            next_idx: 0,
+            open_calls: Vec::new(),
+            meta: MetaFields::default(),
+            transcript: Spill::default(),
+            transcript_full: Spill::default(),
+        }
+    }
+
+    fn message(&mut self, record: InputRecord, steps: &mut StepWriter<'_>) -> Result<()> {
+        if self.meta.seen {
+            return Err(Error::data("message after the conversation's meta record"));
+        }
+        let role = record
+            .role
+            .ok_or_else(|| Error::data("message record has no \"role\""))?;
+        let timestamp = record
+            .timestamp
+            .as_deref()
+            .map(Timestamp::parse)
+            .transpose()
+            .map_err(Error::data)?;
+        let content = record.content.unwrap_or_default();
+        match role {
+            Role::User => self.user_message(content, timestamp, steps),
+            Role::Assistant => self.assistant_message(
+                content,
+                timestamp,
+                record.model.as_deref(),
+                record.stop_reason.as_deref(),
+                record.usage.as_ref(),
+                steps,
+            ),
+        }
+    }
+
+    fn meta(&mut self, record: InputRecord) -> Result<()> {
+        if self.meta.seen {
+            return Err(Error::data("second meta record for this conversation"));
+        }
+        self.meta = MetaFields {
+            seen: true,
+            timestamp: record
+                .timestamp
+                .as_deref()
+                .map(Timestamp::parse)
+                .transpose()
+                .map_err(Error::data)?,
+            cwd: record.cwd,
+            git_branch: record.git_branch,
+            title: record.title,
+        };
+        Ok(())
+    }
+
+    /// Text and images become one USER_INPUT step; each tool result becomes
+    /// its call's tool step, in the order the blocks come.
+    fn user_message(
+        &mut self,
+        content: Vec<Block<'_>>,
+        timestamp: Option<Timestamp>,
+        steps: &mut StepWriter<'_>,
+    ) -> Result<()> {
+        let mut text = String::new();
+        let mut images: Vec<Vec<u8>> = Vec::new();
+        let mut wrote_input = false;
+        let empty = content.is_empty();
+        for block in content {
+            match block {
+                Block::Text { text: t } => join(&mut text, &t),
+                Block::Image { source } => {
+                    if source.source_type != "base64" {
+                        return Err(Error::data(format!(
+                            "image source type {:?} is not supported (only base64)",
+                            source.source_type
+                        )));
+                    }
+                    let mut image = Writer::new();
+                    image.string(field::image::BASE64_DATA, &source.data);
+                    if let Some(media_type) = &source.media_type {
+                        image.string(field::image::MIME_TYPE, media_type);
+                    }
+                    images.push(image.into_bytes());
+                }
+                Block::ToolResult {
+                    tool_use_id,
+                    content,
+                    is_error,
+                } => {
+                    if !text.is_empty() || !images.is_empty() {
+                        self.user_input(
+                            &std::mem::take(&mut text),
+                            &std::mem::take(&mut images),
+                            timestamp,
+                            steps,
+                        )?;
+                        wrote_input = true;
+                    }
+                    self.tool_result(&tool_use_id, &content, is_error, timestamp, steps)?;
+                }
+                Block::Thinking { .. } | Block::ToolUse { .. } => {
+                    return Err(Error::data(
+                        "a user message holds only text, image and tool_result blocks",
+                    ));
+                }
+            }
+        }
+        if !text.is_empty() || !images.is_empty() || (empty && !wrote_input) {
+            self.user_input(&text, &images, timestamp, steps)?;
+        }
+        Ok(())
+    }
+
+    fn user_input(
+        &mut self,
+        text: &str,
+        images: &[Vec<u8>],
+        timestamp: Option<Timestamp>,
+        steps: &mut StepWriter<'_>,
+    ) -> Result<()> {
+        let mut payload = Writer::new();
+        if !text.is_empty() {
+            payload.string(field::user_input::USER_RESPONSE, text);
+            payload.message(field::user_input::ITEMS, |item| {
+                item.string(field::user_input::ITEM_TEXT, text);
+            });
+        }
+        for image in images {
+            payload.bytes(field::user_input::IMAGES, image);
+        }
+        let content = (!text.is_empty())
+            .then(|| Cow::Owned(format!("<USER_REQUEST>\n{text}\n</USER_REQUEST>")));
+        self.write_step(
+            steps,
+            Step {
+                kind: kind::USER_INPUT,
+                status: status::DONE,
+                metadata: metadata(timestamp, source::USER_EXPLICIT).into_bytes(),
+                error: None,
+                payload_field: field::step::USER_INPUT,
+                payload: payload.into_bytes(),
+                line: TranscriptLine::new(
+                    source::USER_EXPLICIT,
+                    kind::USER_INPUT,
+                    status::DONE,
+                    timestamp,
+                    content,
+                ),
+            },
+        )
+    }
+
+    fn assistant_message(
+        &mut self,
+        content: Vec<Block<'_>>,
+        timestamp: Option<Timestamp>,
+        model: Option<&str>,
+        stop_reason: Option<&str>,
+        usage: Option<&Usage>,
+        steps: &mut StepWriter<'_>,
+    ) -> Result<()> {
+        let mut thinking = String::new();
+        let mut signature: Option<String> = None;
+        let mut response = String::new();
+        let mut calls: Vec<OpenCall> = Vec::new();
+        let mut transcript_calls = Vec::new();
+        for block in content {
+            match block {
+                Block::Thinking {
+                    thinking: t,
+                    signature: s,
+                } => {
+                    join(&mut thinking, &t);
+                    if let Some(s) = s {
+                        signature = Some(s.into_owned());
+                    }
+                }
+                Block::Text { text } => join(&mut response, &text),
+                // agy has no assistant images; keep a trace rather than drop.
+                Block::Image { source } => join(
+                    &mut response,
+                    &format!(
+                        "[image: {}]",
+                        source.media_type.as_deref().unwrap_or("unknown type")
+                    ),
+                ),
+                Block::ToolUse {
+                    id,
+                    name,
+                    input,
+                    signature,
+                } => {
+                    let call =
+                        self.open_call(&id, &name, input, signature.as_deref(), timestamp)?;
+                    transcript_calls.push(TranscriptCall::new(&call));
+                    calls.push(call);
+                }
+                Block::ToolResult { .. } => {
+                    return Err(Error::data("tool_result blocks belong in user messages"));
+                }
+            }
+        }
+        let stop_value = stop_reason
+            .map(|name| {
+                steps::stop_reason_value(name).ok_or_else(|| {
+                    Error::data(format!(
+                        "unknown stop_reason {name:?} (expected end_turn, tool_use, max_tokens, error, aborted or stop-<n>)"
+                    ))
+                })
+            })
+            .transpose()?;
+        let idx = self.next_idx;
+        let mut planner = Writer::new();
+        if !response.is_empty() {
+            planner.string(field::planner::RESPONSE, &response);
+        }
+        if !thinking.is_empty() {
+            planner.string(field::planner::THINKING, &thinking);
+        }
+        if let Some(signature) = signature.as_deref().filter(|s| !s.is_empty()) {
+            planner.string(field::planner::SIGNATURE, signature);
+        }
+        let message_id = Uuid::new_v5(&NAMESPACE, format!("{}/message/{idx}", self.id).as_bytes());
+        planner.string(field::planner::MESSAGE_ID, &format!("bot-{message_id}"));
+        for call in &calls {
+            planner.bytes(field::planner::TOOL_CALLS, &call.call);
+        }
+        if !response.is_empty() {
+            planner.string(field::planner::MODIFIED_RESPONSE, &response);
+        }
+        if let Some(value) = stop_value {
+            planner.varint(field::planner::STOP_REASON, value);
+        }
+
+        let mut meta = metadata(timestamp, source::MODEL);
+        if let Some(usage) = usage.filter(|u| !u.is_empty()) {
+            use field::usage::*;
+            meta.message(field::metadata::MODEL_USAGE, |m| {
+                for (number, value) in [
+                    (INPUT_TOKENS, usage.input_tokens),
+                    (OUTPUT_TOKENS, usage.output_tokens),
+                    (CACHE_WRITE_TOKENS, usage.cache_creation_input_tokens),
+                    (CACHE_READ_TOKENS, usage.cache_read_input_tokens),
+                ] {
+                    if let Some(v) = value {
+                        m.varint(number, v);
+                    }
+                }
+            });
+        }
+        match model.map(|m| (m, steps::model_enum_value(m))) {
+            Some((_, Some(value))) => {
+                meta.varint(field::metadata::GENERATOR_MODEL, value);
+            }
+            Some((name, None)) => {
+                meta.message(field::metadata::MODEL_INFO, |info| {
+                    info.string(field::metadata::MODEL_INFO_NAME, name);
+                });
+            }
+            None => {}
+        }
+
+        let mut line = TranscriptLine::new(
+            source::MODEL,
+            kind::PLANNER_RESPONSE,
+            status::DONE,
+            timestamp,
+            (!response.is_empty()).then_some(Cow::Borrowed(response.as_str())),
+        );
+        line.thinking = (!thinking.is_empty()).then_some(Cow::Borrowed(thinking.as_str()));
+        line.tool_calls = (!transcript_calls.is_empty()).then_some(transcript_calls);
+        self.write_step(
+            steps,
+            Step {
+                kind: kind::PLANNER_RESPONSE,
+                status: status::DONE,
+                metadata: meta.into_bytes(),
+                error: None,
+                payload_field: field::step::PLANNER_RESPONSE,
+                payload: planner.into_bytes(),
+                line,
+            },
+        )?;
+        for call in calls {
+            // A second open call with the same id: the first one will never
+            // be answered (decode pairs results with the latest), so it is
+            // written now, pending.
+            if let Some(i) = self.open_calls.iter().position(|c| c.id == call.id) {
+                let earlier = self.open_calls.remove(i);
+                self.tool_step(&earlier, None, earlier.timestamp, steps)?;
+            }
+            self.open_calls.push(call);
+        }
+        Ok(())
+    }
+
+    fn open_call(
+        &self,
+        id: &str,
+        name: &str,
+        input: ToolInput,
+        signature: Option<&str>,
+        timestamp: Option<Timestamp>,
+    ) -> Result<OpenCall> {
+        let (native_name, native_input, native_args) = match input {
+            ToolInput::Object(args) => {
+                let (native_name, mapped) = tools::to_native(name, Some(&args));
+                let args = mapped.unwrap_or(args);
+                (native_name, ToolInput::Object(args.clone()), Some(args))
+            }
+            other => (tools::to_native(name, None).0, other, None),
+        };
+        let mut call = Writer::new();
+        call.string(field::tool_call::ID, id)
+            .string(field::tool_call::NAME, &native_name)
+            .string(
+                field::tool_call::ARGUMENTS_JSON,
+                &native_input.to_arguments_json(),
+            );
+        if let Some(signature) = signature {
+            let bytes = hex::decode(signature)
+                .map_err(|e| Error::data(format!("tool_use {id:?}: signature is not hex: {e}")))?;
+            call.bytes(field::tool_call::THINKING_SIGNATURE, &bytes);
+        }
+        call.string(field::tool_call::ORIGINAL_NAME, &native_name);
+        Ok(OpenCall {
+            id: id.to_string(),
+            native_name,
+            native_args,
+            call: call.into_bytes(),
+            timestamp,
+        })
+    }
+
+    fn tool_result(
+        &mut self,
+        tool_use_id: &str,
+        content: &ResultContent<'_>,
+        is_error: bool,
+        timestamp: Option<Timestamp>,
+        steps: &mut StepWriter<'_>,
+    ) -> Result<()> {
+        match self.open_calls.iter().position(|c| c.id == tool_use_id) {
+            Some(i) => {
+                let call = self.open_calls.remove(i);
+                self.tool_step(&call, Some((content, is_error)), timestamp, steps)
+            }
+            None => {
+                let text = message::orphan_result_text(tool_use_id, &content.to_text(), is_error);
+                self.user_input(&text, &[], timestamp, steps)
+            }
+        }
+    }
+
+    /// The step that executed `call`, holding its result, or PENDING
+    /// without one.
+    fn tool_step(
+        &mut self,
+        call: &OpenCall,
+        result: Option<(&ResultContent<'_>, bool)>,
+        timestamp: Option<Timestamp>,
+        steps: &mut StepWriter<'_>,
+    ) -> Result<()> {
+        let args = call.native_args.as_deref().unwrap_or(&[]);
+        let mut error = None;
+        let (step_status, carrier) = match result {
+            None => (
+                status::PENDING,
+                Carrier::for_call(&call.native_name, steps.generic, None),
+            ),
+            Some((content, true)) => {
+                let mut details = Writer::new();
+                details.string(field::error_details::USER_ERROR_MESSAGE, &content.to_text());
+                error = Some(details.into_bytes());
+                (
+                    status::ERROR,
+                    Carrier::for_call(&call.native_name, steps.generic, None),
+                )
+            }
+            Some((content, false)) => (
+                status::DONE,
+                Carrier::for_result(&call.native_name, steps.generic, content),
+            ),
+        };
+        let (step_kind, payload_field, payload) = carrier.encode(args);
+        let text = result.map(|(content, _)| content.to_text().into_owned());
+        let mut meta = metadata(timestamp, source::MODEL);
+        meta.bytes(field::metadata::TOOL_CALL, &call.call);
+        self.write_step(
+            steps,
+            Step {
+                kind: step_kind,
+                status: step_status,
+                metadata: meta.into_bytes(),
+                error,
+                payload_field,
+                payload,
+                line: TranscriptLine::new(
+                    source::MODEL,
+                    step_kind,
+                    step_status,
+                    timestamp,
+                    text.map(Cow::Owned),
+                ),
+            },
+        )
+    }
+
+    fn finish(mut self, steps: &mut StepWriter<'_>) -> Result<()> {
+        for call in std::mem::take(&mut self.open_calls) {
+            self.tool_step(&call, None, call.timestamp, steps)?;
+        }
+        if let Some(title) = self.meta.title.take() {
+            let mut checkpoint = Writer::new();
+            checkpoint
+                .string(field::checkpoint::USER_INTENT, &title)
+                .bool(field::checkpoint::INTENT_ONLY, true)
+                .string(field::checkpoint::CONVERSATION_TITLE, &title);
+            self.write_step(
+                steps,
+                Step {
+                    kind: kind::CHECKPOINT,
+                    status: status::DONE,
+                    metadata: metadata(None, source::SYSTEM).into_bytes(),
+                    error: None,
+                    payload_field: field::step::CHECKPOINT,
+                    payload: checkpoint.into_bytes(),
+                    line: TranscriptLine::new(
+                        source::SYSTEM,
+                        kind::CHECKPOINT,
+                        status::DONE,
+                        None,
+                        None,
+                    ),
+                },
+            )?;
+        }
+        let out = &mut *steps.out;
+        let blob = self.trajectory_metadata();
+        let columns = [
+            Column {
+                name: "id".into(),
+                blob_affinity: false,
+            },
+            Column {
+                name: "data".into(),
+                blob_affinity: true,
+            },
+        ];
+        record::write_row(
+            out.buf(),
+            &self.id,
+            "trajectory_metadata_blob",
+            &columns,
+            [
+                Cell::Text(Cow::Borrowed(b"main")),
+                Cell::Blob(Cow::Borrowed(&blob)),
+            ],
+        );
+        self.transcript
+            .write_file_record(out, &self.id, TRANSCRIPT)?;
+        self.transcript_full
+            .write_file_record(out, &self.id, TRANSCRIPT_FULL)?;
+        Ok(())
+    }
+
+    /// CortexTrajectoryMetadata for the "main" row.
+    fn trajectory_metadata(&self) -> Vec<u8> {
+        use field::trajectory::*;
+        let meta = &self.meta;
+        let mut blob = Writer::new();
+        if meta.cwd.is_some() || meta.git_branch.is_some() {
+            blob.message(WORKSPACES, |w| {
+                if let Some(cwd) = &meta.cwd {
+                    w.string(WORKSPACE_FOLDER_URI, &message::path_to_uri(cwd));
+                }
+                if let Some(branch) = &meta.git_branch {
+                    w.string(WORKSPACE_BRANCH, branch);
+                }
+            });
+        }
+        if let Some(ts) = meta.timestamp {
+            blob.message(CREATED_AT, |t| timestamp_fields(t, ts));
+        }
+        blob.string(ROOT_CONVERSATION_ID, &self.id);
+        if let Some(cwd) = &meta.cwd {
+            blob.string(WORKSPACE_URIS, &message::path_to_uri(cwd));
+        }
+        blob.string(PROJECT_ID, CLI_PROJECT_ID);
+        blob.into_bytes()
+    }
+
+    fn write_step(&mut self, steps: &mut StepWriter<'_>, step: Step<'_>) -> Result<()> {
+        let idx = self.next_idx;
+        self.next_idx += 1;
+        let mut bytes = Writer::new();
+        bytes
+            .varint(field::step::TYPE, step.kind)
+            .varint(field::step::STATUS, step.status)
+            .bytes(field::step::METADATA, &step.metadata);
+        // Fields in number order, as agy writes them.
+        if step.payload_field < field::step::ERROR {
+            bytes.bytes(step.payload_field, &step.payload);
+        }
+        if let Some(error) = &step.error {
+            bytes.bytes(field::step::ERROR, error);
+        }
+        if step.payload_field > field::step::ERROR {
+            bytes.bytes(step.payload_field, &step.payload);
+        }
+        let cells = [
+            Cell::Integer(idx),
+            Cell::Integer(step.kind as i64),
+            Cell::Integer(step.status as i64),
+            Cell::Integer(0),
+            Cell::Blob(Cow::Borrowed(&step.metadata)),
+            step.error
+                .as_deref()
+                .map_or(Cell::Null, |e| Cell::Blob(Cow::Borrowed(e))),
+            Cell::Null,
+            Cell::Null,
+            Cell::Null,
+            Cell::Blob(Cow::Borrowed(bytes.as_bytes())),
+            Cell::Integer(0),
+        ];
+        record::write_row(steps.out.buf(), &self.id, "steps", steps.columns, cells);
+        steps.out.end_record()?;
+        let mut line = step.line;
+        line.step_index = idx;
+        self.transcript_full.push_line(&line)?;
+        self.transcript.push_line(&line.compact())?;
+        Ok(())
+    }
+}
+
+/// Which step kind carries a tool result, with what it needs.
+enum Carrier {
+    RunCommand(Option<String>),
+    ViewFile(Option<String>),
+    /// An edit or creation of `file`.
+    CodeAction {
+        file: Option<String>,
+        created: bool,
+    },
+    ListDirectory(Vec<Value>),
+    Generic(Option<String>),
+}
+
+impl Carrier {
+    /// The kind for a call by its native name, holding `text` if any.
+    fn for_call(native_name: &str, generic: bool, text: Option<String>) -> Carrier {
+        match native_name {
+            _ if generic => Carrier::Generic(text),
+            "run_command" => Carrier::RunCommand(text),
+            "view_file" => Carrier::ViewFile(text),
+            "write_to_file" | "replace_file_content" if text.is_none() => Carrier::CodeAction {
+                file: None,
+                created: native_name == "write_to_file",
+            },
+            _ => Carrier::Generic(text),
+        }
+    }
+
+    /// The kind for a successful result. Structured results need the typed
+    /// step that decode turns back into that structure, even with
+    /// `--generic`, because GENERIC holds only text; free text for an edit
+    /// rides GENERIC, because a code action holds none.
+    fn for_result(native_name: &str, generic: bool, content: &ResultContent<'_>) -> Carrier {
+        if let ResultContent::Structured(value) = content {
+            if let Some(entries) = listing(value) {
+                return Carrier::ListDirectory(entries.to_vec());
+            }
+            if let Some((file, created)) = code_action_outcome(value) {
+                return Carrier::CodeAction {
+                    file: Some(file.to_string()),
+                    created,
+                };
+            }
+        }
+        Carrier::for_call(native_name, generic, Some(content.to_text().into_owned()))
+    }
+
+    /// `(step type, payload field, payload)`, with the call's native
+    /// arguments filling the typed fields agy expects.
+    fn encode(self, args: &[(String, Value)]) -> (u64, u32, Vec<u8>) {
+        let arg = |key: &str| args.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+        let arg_str = |key: &str| arg(key).and_then(Value::as_str);
+        let mut payload = Writer::new();
+        match self {
+            Carrier::RunCommand(text) => {
+                use field::run_command::*;
+                if let Some(cwd) = arg_str("Cwd") {
+                    payload.string(CWD, cwd);
+                }
+                payload.bool(BLOCKING, true).varint(
+                    WAIT_MS_BEFORE_ASYNC,
+                    arg("WaitMsBeforeAsync")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(DEFAULT_WAIT_MS),
+                );
+                if let Some(text) = text {
+                    payload.message(COMBINED_OUTPUT, |o| {
+                        o.string(OUTPUT_FULL, &text);
+                    });
+                }
+                if let Some(command) = arg_str("CommandLine") {
+                    payload.string(COMMAND_LINE, command);
+                }
+                (
+                    kind::RUN_COMMAND,
+                    field::step::RUN_COMMAND,
+                    payload.into_bytes(),
+                )
+            }
+            Carrier::ViewFile(text) => {
+                use field::view_file::*;
+                if let Some(path) = arg_str("AbsolutePath") {
+                    payload.string(ABSOLUTE_PATH_URI, &message::path_to_uri(path));
+                }
+                for (key, number) in [("StartLine", START_LINE), ("EndLine", END_LINE)] {
+                    if let Some(line) = arg(key).and_then(Value::as_u64) {
+                        payload.varint(number, line);
+                    }
+                }
+                if let Some(text) = text {
+                    payload.string(CONTENT, &text);
+                }
+                (
+                    kind::VIEW_FILE,
+                    field::step::VIEW_FILE,
+                    payload.into_bytes(),
+                )
+            }
+            Carrier::CodeAction { file, created } => {
+                use field::code_action::*;
+                let target = arg_str("TargetFile").or(file.as_deref());
+                payload.message(ACTION_SPEC, |spec| {
+                    let path = |p: &mut Writer| {
+                        if let Some(target) = target {
+                            p.string(PATH_URI, &message::path_to_uri(target));
+                        }
+                    };
+                    if created {
+                        spec.message(SPEC_CREATE_FILE, |c| {
+                            if let Some(code) = arg_str("CodeContent") {
+                                c.string(CREATE_INSTRUCTION, code);
+                            }
+                            c.message(CREATE_PATH, path);
+                            if let Some(overwrite) = arg("Overwrite").and_then(Value::as_bool) {
+                                c.bool(CREATE_OVERWRITE, overwrite);
+                            }
+                        });
+                    } else {
+                        spec.message(SPEC_COMMAND, |c| {
+                            c.bool(COMMAND_IS_EDIT, true).message(COMMAND_FILE, path);
+                            if arg("TargetContent").is_some() || arg("ReplacementContent").is_some()
+                            {
+                                c.message(COMMAND_REPLACEMENT_CHUNKS, |chunk| {
+                                    if let Some(s) = arg_str("TargetContent") {
+                                        chunk.string(CHUNK_TARGET, s);
+                                    }
+                                    if let Some(s) = arg_str("ReplacementContent") {
+                                        chunk.string(CHUNK_REPLACEMENT, s);
+                                    }
+                                    if let Some(b) = arg("AllowMultiple").and_then(Value::as_bool) {
+                                        chunk.bool(CHUNK_ALLOW_MULTIPLE, b);
+                                    }
+                                });
+                            }
+                        });
+                    }
+                });
+                if let Some(file) = &file {
+                    payload.message(ACTION_RESULT, |result| {
+                        result.message(RESULT_EDIT, |edit| {
+                            edit.string(EDIT_ABSOLUTE_URI, &message::path_to_uri(file));
+                            if created {
+                                edit.bool(EDIT_CREATE_FILE, true);
+                            }
+                        });
+                    });
+                }
+                payload.bool(USE_FAST_APPLY, true);
+                (
+                    kind::CODE_ACTION,
+                    field::step::CODE_ACTION,
+                    payload.into_bytes(),
+                )
+            }
+            Carrier::ListDirectory(entries) => {
+                use field::list_directory::*;
+                if let Some(path) = arg_str("DirectoryPath") {
+                    payload.string(DIRECTORY_PATH_URI, &message::path_to_uri(path));
+                }
+                for entry in &entries {
+                    match entry {
+                        Value::String(name) => {
+                            payload.string(CHILDREN, name);
+                        }
+                        Value::Object(object) => {
+                            payload.message(RESULTS, |r| {
+                                if let Some(name) = object.get("name").and_then(Value::as_str) {
+                                    r.string(RESULT_NAME, name);
+                                }
+                                if let Some(is_dir) = object.get("is_dir").and_then(Value::as_bool)
+                                {
+                                    r.bool(RESULT_IS_DIR, is_dir);
+                                }
+                                if let Some(n) = object.get("num_children").and_then(Value::as_u64)
+                                {
+                                    r.varint(RESULT_NUM_CHILDREN, n);
+                                }
+                                if let Some(n) = object.get("size_bytes").and_then(Value::as_u64) {
+                                    r.varint(RESULT_SIZE_BYTES, n);
+                                }
+                            });
+                        }
+                        _ => unreachable!("listing() admits only strings and objects"),
+                    }
+                }
+                (
+                    kind::LIST_DIRECTORY,
+                    field::step::LIST_DIRECTORY,
+                    payload.into_bytes(),
+                )
+            }
+            Carrier::Generic(text) => {
+                use field::generic::*;
+                for (key, value) in args {
+                    payload.message(ARGS, |entry| {
+                        entry.string(ENTRY_KEY, key);
+                        match value {
+                            Value::String(s) => entry.string(ENTRY_VALUE, s),
+                            other => entry.string(ENTRY_VALUE, &other.to_string()),
+                        };
+                    });
+                }
+                if let Some(text) = text {
+                    payload.message(RESULT, |r| {
+                        r.string(RESULT_TEXT, &text);
+                    });
+                }
+                (kind::GENERIC, field::step::GENERIC, payload.into_bytes())
+            }
+        }
+    }
+}
+
+/// A directory listing as decode writes it: all names (strings), or all
+/// objects whose keys are among `name`, `is_dir`, `num_children`,
+/// `size_bytes` with the right types.
+fn listing(value: &Value) -> Option<&[Value]> {
+    let entries = value.as_array()?;
+    let all_names = !entries.is_empty() && entries.iter().all(Value::is_string);
+    let all_results = entries.iter().all(|e| {
+        e.as_object().is_some_and(|o| {
+            o.iter().all(|(k, v)| match k.as_str() {
+                "name" => v.is_string(),
+                "is_dir" => v.is_boolean(),
+                "num_children" | "size_bytes" => v.is_u64(),
+                _ => false,
+            })
+        })
+    });
+    (all_names || all_results).then_some(entries)
+}
+
+/// `{"file":…,"created":true}` or `{"file":…,"edited":true}`.
+fn code_action_outcome(value: &Value) -> Option<(&str, bool)> {
+    let object = value.as_object()?;
+    if object.len() != 2 {
+        return None;
+    }
+    let file = object.get("file")?.as_str()?;
+    if object.get("created") == Some(&Value::Bool(true)) {
+        Some((file, true))
+    } else if object.get("edited") == Some(&Value::Bool(true)) {
+        Some((file, false))
+    } else {
+        None
+    }
+}
+
+/// CortexStepMetadata with a creation time and a source.
+fn metadata(timestamp: Option<Timestamp>, step_source: u64) -> Writer {
+    let mut meta = Writer::new();
+    if let Some(ts) = timestamp {
+        meta.message(field::metadata::CREATED_AT, |t| timestamp_fields(t, ts));
+    }
+    meta.varint(field::metadata::SOURCE, step_source);
+    meta
+}
+
+fn timestamp_fields(t: &mut Writer, ts: Timestamp) {
+    t.int64(field::timestamp::SECONDS, ts.seconds);
+    if ts.nanos != 0 {
+        t.int64(field::timestamp::NANOS, i64::from(ts.nanos));
+    }
+}
+
+/// Appends `part` to `text`, a blank line between parts.
+fn join(text: &mut String, part: &str) {
+    if part.is_empty() {
+        return;
+    }
+    if !text.is_empty() {
+        text.push_str("\n\n");
+    }
+    text.push_str(part);
+}
+
+/// One line of a brain transcript (FORMAT.md 10).
+#[derive(Serialize)]
+struct TranscriptLine<'a> {
+    step_index: i64,
+    source: &'static str,
+    #[serde(rename = "type")]
+    step_type: Cow<'static, str>,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    created_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_calls: Option<Vec<TranscriptCall>>,
+}
+
+/// `{name, args}` with every argument value JSON-encoded, as agy writes
+/// them; the transcript carries no call id.
+#[derive(Clone, Serialize)]
+struct TranscriptCall {
+    name: String,
+    args: serde_json::Map<String, Value>,
+}
+
+impl TranscriptCall {
+    fn new(call: &OpenCall) -> TranscriptCall {
+        let args = call
+            .native_args
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), Value::String(v.to_string())))
+            .collect();
+        TranscriptCall {
+            name: call.native_name.clone(),
+            args,
+        }
+    }
+}
+
+impl<'a> TranscriptLine<'a> {
+    fn new(
+        step_source: u64,
+        step_kind: u64,
+        step_status: u64,
+        timestamp: Option<Timestamp>,
+        content: Option<Cow<'a, str>>,
+    ) -> TranscriptLine<'a> {
+        TranscriptLine {
+            step_index: 0,
+            source: steps::source_name(step_source).unwrap_or("UNSPECIFIED"),
+            step_type: steps::kind_name(step_kind)
+                .map(Cow::Borrowed)
+                .unwrap_or_else(|| Cow::Owned(step_kind.to_string())),
+            status: steps::status_name(step_status).unwrap_or("UNSPECIFIED"),
+            created_at: timestamp.and_then(|t| t.format_seconds()),
+            content,
+            thinking: None,
+            tool_calls: None,
+        }
+    }
+
+    /// The line of the compact transcript: long values cut with agy's
+    /// `<truncated N bytes>` marker.
+    fn compact(&self) -> TranscriptLine<'_> {
+        TranscriptLine {
+            step_index: self.step_index,
+            source: self.source,
+            step_type: self.step_type.clone(),
+            status: self.status,
+            created_at: self.created_at.clone(),
+            content: self.content.as_deref().map(truncate),
+            thinking: self.thinking.as_deref().map(truncate),
+            tool_calls: self.tool_calls.clone(),
+        }
+    }
+}
+
+fn truncate(text: &str) -> Cow<'_, str> {
+    if text.len() <= COMPACT_LIMIT {
+        return Cow::Borrowed(text);
+    }
+    let mut end = COMPACT_LIMIT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!(
+        "{}<truncated {} bytes>",
+        &text[..end],
+        text.len() - end
+    ))
+}
+
+/// The JSON-escaped text of a file record being built, held in memory up to
+/// [`Spill::IN_MEMORY`] bytes and in a temporary file beyond, so that a long
+/// conversation's transcript does not pin its size in memory.
+#[derive(Default)]
+struct Spill {
+    buf: Vec<u8>,
+    file: Option<File>,
+    /// The temporary file's path while it still has one (on Unix it is
+    /// unlinked as soon as it is open).
+    path: Option<PathBuf>,
+}
+
+/// Numbers the temporary files of this process.
+static SPILLS: AtomicU64 = AtomicU64::new(0);
+
+impl Spill {
+    const IN_MEMORY: usize = 1 << 20;
+    const CHUNK: usize = 1 << 16;
+
+    /// Appends `line` and a newline, escaped for a JSON string.
+    fn push_line(&mut self, line: &TranscriptLine<'_>) -> Result<()> {
+        let text = serde_json::to_string(line).expect("a transcript line serializes");
+        let start = self.buf.len();
+        json::write_str(&mut self.buf, &text);
+        // Keep the escaped body without the quotes json::write_str adds.
+        self.buf.remove(start);
+        self.buf.pop();
+        self.buf.extend_from_slice(b"\\n");
+        if self.buf.len() > Self::IN_MEMORY {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    fn spill(&mut self) -> Result<()> {
+        if self.file.is_none() {
+            let n = SPILLS.fetch_add(1, Ordering::Relaxed);
+            let path =
+                std::env::temp_dir().join(format!("agy-encode-{}-{n}.spill", std::process::id()));
+            let file = File::options()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .map_err(|e| Error::io(path.display(), e))?;
+            // Where the system allows it, the open file outlives its name and
+            // nothing is left behind if the process dies.
+            self.path = std::fs::remove_file(&path).is_err().then_some(path);
+            self.file = Some(file);
+        }
+        let file = self.file.as_mut().expect("just created");
+        file.write_all(&self.buf)
+            .map_err(|e| Error::io("temporary transcript file", e))?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Writes `{"conversation":…,"kind":"file","path":…,"text":…}`,
+    /// streaming the spilled part through `out` in chunks.
+    fn write_file_record(
+        &mut self,
+        out: &mut Output,
+        conversation: &str,
+        path: &str,
+    ) -> Result<()> {
+        let buf = out.buf();
+        buf.extend_from_slice(b"{\"conversation\":");
+        json::write_str(buf, conversation);
+        buf.extend_from_slice(b",\"kind\":\"file\",\"path\":");
+        json::write_str(buf, path);
+        buf.extend_from_slice(b",\"text\":\"");
+        if let Some(file) = self.file.as_mut() {
+            let read_error = |e| Error::io("temporary transcript file", e);
+            file.seek(SeekFrom::Start(0)).map_err(read_error)?;
+            loop {
+                let buf = out.buf();
+                let start = buf.len();
+                buf.resize(start + Self::CHUNK, 0);
+                let n = file.read(&mut buf[start..]).map_err(read_error)?;
+                buf.truncate(start + n);
+                if n == 0 {
+                    break;
+                }
+                out.end_record()?;
+            }
+        }
+        let buf = out.buf();
+        buf.extend_from_slice(&self.buf);
+        buf.extend_from_slice(b"\"}\n");
+        out.end_record()
+    }
+}
+
+impl Drop for Spill {
+    fn drop(&mut self) {
+        self.file = None;
+        if let Some(path) = self.path.take() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}

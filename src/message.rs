@@ -1,0 +1,439 @@
+//! The message stream: what `agy-decode` writes and `agy-encode` reads.
+//!
+//! One JSON object per line. Content blocks have the shape of the Anthropic
+//! Messages API and Claude Code transcripts so that existing `jq` habits
+//! work; `man agy-decode` documents every record. The same types serve both
+//! directions, so what decode writes is by construction what encode reads.
+//! Absent values are omitted on output and `null` reads as absent on input.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::tools::ArgList;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// Token counts of one model turn, under the Anthropic names.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_creation_input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_input_tokens: Option<u64>,
+}
+
+impl Usage {
+    pub fn is_empty(&self) -> bool {
+        *self == Usage::default()
+    }
+}
+
+/// `{"type":"base64","media_type":…,"data":…}`
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    pub source_type: Cow<'a, str>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<Cow<'a, str>>,
+    pub data: Cow<'a, str>,
+}
+
+/// A tool call's arguments. agy stores them as JSON text, usually an object;
+/// an object keeps its key order, and anything else (including text that is
+/// not JSON at all, carried as a string) is kept as it is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ToolInput {
+    Object(ArgList),
+    Other(Value),
+}
+
+impl ToolInput {
+    /// Reads agy's `arguments_json`. Empty text is an empty object; text
+    /// that is not JSON becomes a string so nothing the call carried is lost.
+    pub fn from_arguments_json(text: &str) -> ToolInput {
+        if text.trim().is_empty() {
+            return ToolInput::Object(Vec::new());
+        }
+        serde_json::from_str(text)
+            .unwrap_or_else(|_| ToolInput::Other(Value::String(text.to_string())))
+    }
+
+    /// The inverse of [`ToolInput::from_arguments_json`]: a string is
+    /// written as its raw text, anything else as compact JSON.
+    pub fn to_arguments_json(&self) -> String {
+        match self {
+            ToolInput::Other(Value::String(raw)) => raw.clone(),
+            other => serde_json::to_string(other).expect("a JSON value serializes"),
+        }
+    }
+}
+
+impl Serialize for ToolInput {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ToolInput::Object(args) => {
+                let mut map = s.serialize_map(Some(args.len()))?;
+                for (k, v) in args {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
+            }
+            ToolInput::Other(v) => v.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolInput {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct InputVisitor;
+        impl<'de> Visitor<'de> for InputVisitor {
+            type Value = ToolInput;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("tool input (any JSON value)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolInput, A::Error> {
+                let mut args = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, Value>()? {
+                    match args
+                        .iter_mut()
+                        .find(|(key, _): &&mut (String, Value)| *key == k)
+                    {
+                        // JSON's rule for a repeated key: the last one wins.
+                        Some(entry) => entry.1 = v,
+                        None => args.push((k, v)),
+                    }
+                }
+                Ok(ToolInput::Object(args))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ToolInput, A::Error> {
+                let mut items = Vec::new();
+                while let Some(v) = seq.next_element::<Value>()? {
+                    items.push(v);
+                }
+                Ok(ToolInput::Other(Value::Array(items)))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<ToolInput, E> {
+                Ok(ToolInput::Other(Value::Bool(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<ToolInput, E> {
+                Ok(ToolInput::Other(Value::from(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ToolInput, E> {
+                Ok(ToolInput::Other(Value::from(v)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<ToolInput, E> {
+                Ok(ToolInput::Other(Value::from(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ToolInput, E> {
+                Ok(ToolInput::Other(Value::String(v.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<ToolInput, E> {
+                Ok(ToolInput::Other(Value::String(v)))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<ToolInput, E> {
+                Ok(ToolInput::Other(Value::Null))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<ToolInput, E> {
+                Ok(ToolInput::Other(Value::Null))
+            }
+        }
+        d.deserialize_any(InputVisitor)
+    }
+}
+
+/// A tool result's content: text, or JSON for structured results (a
+/// directory listing, the outcome of an edit).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ResultContent<'a> {
+    Text(Cow<'a, str>),
+    Structured(Value),
+}
+
+impl Default for ResultContent<'_> {
+    fn default() -> Self {
+        ResultContent::Text(Cow::Borrowed(""))
+    }
+}
+
+impl ResultContent<'_> {
+    /// The content as text: structured content as compact JSON, and a list
+    /// of Anthropic text blocks (how other tools write results) as their
+    /// joined text.
+    pub fn to_text(&self) -> Cow<'_, str> {
+        match self {
+            ResultContent::Text(t) => Cow::Borrowed(t),
+            ResultContent::Structured(v) => match text_blocks(v) {
+                Some(text) => Cow::Owned(text),
+                None => Cow::Owned(v.to_string()),
+            },
+        }
+    }
+}
+
+/// The joined text of `[{"type":"text","text":…}, …]`, if `v` is that.
+fn text_blocks(v: &Value) -> Option<String> {
+    let items = v.as_array()?;
+    if items.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    for item in items {
+        let obj = item.as_object()?;
+        if obj.len() != 2 || obj.get("type")?.as_str()? != "text" {
+            return None;
+        }
+        out.push_str(obj.get("text")?.as_str()?);
+    }
+    Some(out)
+}
+
+impl Serialize for ResultContent<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ResultContent::Text(t) => s.serialize_str(t),
+            ResultContent::Structured(v) => v.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ResultContent<'_> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match Value::deserialize(d)? {
+            Value::String(s) => ResultContent::Text(Cow::Owned(s)),
+            Value::Null => ResultContent::default(),
+            other => ResultContent::Structured(other),
+        })
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// One content block.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Block<'a> {
+    Text {
+        text: Cow<'a, str>,
+    },
+    Thinking {
+        #[serde(default)]
+        thinking: Cow<'a, str>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<Cow<'a, str>>,
+    },
+    ToolUse {
+        id: Cow<'a, str>,
+        name: Cow<'a, str>,
+        input: ToolInput,
+        /// agy's opaque per-call thinking signature (ChatToolCall field 7),
+        /// as lowercase hex. Gemini wants it back on resume.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<Cow<'a, str>>,
+    },
+    ToolResult {
+        tool_use_id: Cow<'a, str>,
+        #[serde(default)]
+        content: ResultContent<'a>,
+        #[serde(default, skip_serializing_if = "is_false")]
+        is_error: bool,
+    },
+    Image {
+        source: ImageSource<'a>,
+    },
+}
+
+/// A `message` record as written.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Message<'a> {
+    pub conversation: &'a str,
+    pub kind: &'static str,
+    pub role: Role,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    pub content: Vec<Block<'a>>,
+}
+
+/// The `meta` record as written, once per conversation after its last
+/// message.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Meta<'a> {
+    pub conversation: &'a str,
+    pub kind: &'static str,
+    pub id: Cow<'a, str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// Any record of the message stream as read: the union of the `message` and
+/// `meta` fields, checked by the reader. Unknown keys are ignored so that
+/// hand-converted transcripts may carry extra bookkeeping.
+#[derive(Debug, Default, Deserialize)]
+pub struct InputRecord {
+    pub conversation: Option<String>,
+    pub kind: Option<String>,
+    pub role: Option<Role>,
+    pub timestamp: Option<String>,
+    pub model: Option<String>,
+    pub stop_reason: Option<String>,
+    pub usage: Option<Usage>,
+    pub content: Option<Vec<Block<'static>>>,
+    pub id: Option<String>,
+    pub cwd: Option<String>,
+    pub git_branch: Option<String>,
+    pub title: Option<String>,
+}
+
+/// How a tool result with no earlier call is shown: as user text, by both
+/// decode (for a step whose call no planner step declared) and encode (for a
+/// `tool_result` that follows no `tool_use`), so the two agree.
+pub fn orphan_result_text(tool_use_id: &str, content: &str, is_error: bool) -> String {
+    let error = if is_error { " (error)" } else { "" };
+    format!("Tool result for {tool_use_id}{error}: {content}")
+}
+
+/// A `file://` URI as a path: the scheme is dropped and `%XX` escapes are
+/// decoded (kept as written when they do not decode to UTF-8). Anything
+/// that is not a `file://` URI is returned as it is.
+pub fn uri_to_path(uri: &str) -> String {
+    let Some(rest) = uri.strip_prefix("file://") else {
+        return uri.to_string();
+    };
+    if !rest.contains('%') {
+        return rest.to_string();
+    }
+    let bytes = rest.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            if let Some(v) = bytes
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+            {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| rest.to_string())
+}
+
+/// The inverse of [`uri_to_path`] for absolute paths: `file://` plus the
+/// path with `%`, controls, spaces and non-ASCII bytes escaped.
+pub fn path_to_uri(path: &str) -> String {
+    let mut out = String::with_capacity(path.len() + 7);
+    out.push_str("file://");
+    for &b in path.as_bytes() {
+        if b == b'%' || b <= b' ' || b >= 0x7f {
+            out.push_str(&format!("%{b:02X}"));
+        } else {
+            out.push(b as char);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_serialize_in_the_documented_shape() {
+        let blocks = vec![
+            Block::Text { text: "hi".into() },
+            Block::Thinking {
+                thinking: "hm".into(),
+                signature: None,
+            },
+            Block::ToolUse {
+                id: "c1".into(),
+                name: "Bash".into(),
+                input: ToolInput::Object(vec![
+                    ("z".into(), Value::from(1)),
+                    ("a".into(), Value::from(2)),
+                ]),
+                signature: None,
+            },
+            Block::ToolResult {
+                tool_use_id: "c1".into(),
+                content: ResultContent::Text("ok".into()),
+                is_error: false,
+            },
+        ];
+        let text = serde_json::to_string(&blocks).unwrap();
+        assert_eq!(
+            text,
+            r#"[{"type":"text","text":"hi"},{"type":"thinking","thinking":"hm"},{"type":"tool_use","id":"c1","name":"Bash","input":{"z":1,"a":2}},{"type":"tool_result","tool_use_id":"c1","content":"ok"}]"#
+        );
+        let back: Vec<Block> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, blocks);
+    }
+
+    #[test]
+    fn arguments_json_round_trips() {
+        for text in [r#"{"b":1,"a":[1,{"y":2,"x":1}]}"#, "not json", "[1,2]", "7"] {
+            let input = ToolInput::from_arguments_json(text);
+            assert_eq!(
+                ToolInput::from_arguments_json(&input.to_arguments_json()),
+                input,
+                "{text}"
+            );
+        }
+        assert_eq!(
+            ToolInput::from_arguments_json(""),
+            ToolInput::Object(vec![])
+        );
+    }
+
+    #[test]
+    fn uris() {
+        for path in ["/a b/ü%20.rs", "/plain", "/"] {
+            assert_eq!(uri_to_path(&path_to_uri(path)), path);
+        }
+        assert_eq!(uri_to_path("file:///x%2"), "/x%2");
+        assert_eq!(uri_to_path("/not/a/uri"), "/not/a/uri");
+        assert_eq!(uri_to_path("file:///%ff"), "/%ff");
+    }
+
+    #[test]
+    fn result_text_of_foreign_block_lists() {
+        let v = serde_json::json!([{"type":"text","text":"a"},{"type":"text","text":"b"}]);
+        assert_eq!(ResultContent::Structured(v).to_text(), "ab");
+        let v = serde_json::json!([{"name":"x"}]);
+        assert_eq!(ResultContent::Structured(v).to_text(), r#"[{"name":"x"}]"#);
+    }
+}

@@ -1,0 +1,331 @@
+//! agy-encode: the steps it writes, and the fixpoint
+//! `agy-decode(agy-encode(s)) == s` over streams that use every block type,
+//! every tool mapping, non-ASCII text, errors, pending calls, images, usage
+//! and stop reasons.
+
+mod support;
+
+use serde_json::Value;
+use support::{run, run_ok, stderr};
+
+/// A message stream in the exact form agy-decode writes.
+const STREAM: &[&str] = &[
+    r#"{"conversation":"conv-1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:03Z","content":[{"type":"text","text":"Fix the flaky test ✓ — ünïcode\nsecond line"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"aGVsbG8="}},{"type":"image","source":{"type":"base64","data":"AAAA"}}]}"#,
+    concat!(
+        r#"{"conversation":"conv-1","kind":"message","role":"assistant","timestamp":"2026-08-10T09:14:04Z","model":"gemini-3-flash-agent","stop_reason":"tool_use","#,
+        r#""usage":{"input_tokens":16870,"output_tokens":275,"cache_creation_input_tokens":0,"cache_read_input_tokens":12000},"content":["#,
+        r#"{"type":"thinking","thinking":"Let me think… 思考","signature":"c2lnbmF0dXJl"},{"type":"text","text":"Running the tests."},"#,
+        r#"{"type":"tool_use","id":"call_1","name":"Bash","input":{"command":"cargo test","workdir":"/r é","WaitMsBeforeAsync":5000,"toolAction":"Running"}},"#,
+        r#"{"type":"tool_use","id":"call_2","name":"Read","input":{"file_path":"/r/src/lib.rs","offset":5,"limit":10}},"#,
+        r#"{"type":"tool_use","id":"call_3","name":"Write","input":{"file_path":"/r/new.rs","content":"fn x() {}\n","Overwrite":true}},"#,
+        r#"{"type":"tool_use","id":"call_4","name":"Edit","input":{"file_path":"/r/a.rs","old_string":"a","new_string":"b","replace_all":false}},"#,
+        r#"{"type":"tool_use","id":"call_5","name":"list_dir","input":{"DirectoryPath":"/r"}},"#,
+        r#"{"type":"tool_use","id":"call_6","name":"mcp_github_search","input":{"q":{"nested":[1,2.5,null]}},"signature":"deadbeef"},"#,
+        r#"{"type":"tool_use","id":"call_7","name":"invoke_subagent","input":"raw args"},"#,
+        r#"{"type":"tool_use","id":"call_8","name":"list_dir","input":{"DirectoryPath":"/r/src"}},"#,
+        r#"{"type":"tool_use","id":"call_9","name":"Bash","input":{"command":"sleep 100"}}]}"#
+    ),
+    r#"{"conversation":"conv-1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_1","content":"boom\n","is_error":true}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_2","content":"5: fn main() {}"}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_3","content":{"created":true,"file":"/r/new.rs"}}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_4","content":"Edit applied to /r/a.rs"}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_5","content":[{"is_dir":true,"name":"src","num_children":4},{"is_dir":false,"name":"Cargo.toml","size_bytes":120},{}]}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_6","content":""}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_7","content":"","is_error":true}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_8","content":["lib.rs","main.rs"]}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"text","text":"Tool result for ghost (error): boo"}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"assistant","timestamp":"2026-08-10T09:15:00.123456789Z","model":"model-1020","stop_reason":"stop-42","content":[{"type":"text","text":"Next."}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"assistant","content":[]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"assistant","timestamp":"2026-08-10T09:16:00.120Z","stop_reason":"end_turn","usage":{"output_tokens":3},"content":[{"type":"thinking","thinking":"","signature":"only-sig"},{"type":"text","text":"\"quoted\" \\ \u0001 tab\t"}]}"#,
+    r#"{"conversation":"conv-1","kind":"meta","id":"conv-1","timestamp":"2026-08-10T09:00:00Z","cwd":"/r é","git_branch":"feature/ü","title":"A title, not the first text","model":"model-1020"}"#,
+    r#"{"conversation":"conv-2","kind":"message","role":"user","content":[{"type":"text","text":"hi"}]}"#,
+    r#"{"conversation":"conv-2","kind":"message","role":"assistant","model":"other","stop_reason":"max_tokens","content":[{"type":"text","text":"hello"}]}"#,
+    r#"{"conversation":"conv-2","kind":"meta","id":"conv-2","title":"hi","model":"other"}"#,
+];
+
+fn stream() -> String {
+    STREAM.join("\n") + "\n"
+}
+
+fn encode(args: &[&str], input: &str) -> String {
+    String::from_utf8(run_ok("agy-encode", args, input.as_bytes())).unwrap()
+}
+
+fn decode(rows: &str) -> String {
+    String::from_utf8(run_ok("agy-decode", &[], rows.as_bytes())).unwrap()
+}
+
+fn assert_same_lines(actual: &str, expected: &str) {
+    for (i, (a, e)) in actual.lines().zip(expected.lines()).enumerate() {
+        assert_eq!(a, e, "line {} differs", i + 1);
+    }
+    assert_eq!(actual.lines().count(), expected.lines().count(), "{actual}");
+}
+
+/// `(step_type, status)` of every steps row of `conversation`.
+fn step_kinds(rows: &str, conversation: &str) -> Vec<(i64, i64)> {
+    rows.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["table"] == "steps" && r["conversation"] == conversation)
+        .map(|r| {
+            (
+                r["row"]["step_type"].as_i64().unwrap(),
+                r["row"]["status"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn decode_of_encode_is_the_identity() {
+    let rows = encode(&[], &stream());
+    assert_same_lines(&decode(&rows), &stream());
+}
+
+#[test]
+fn decode_of_generic_encode_is_the_identity() {
+    let rows = encode(&["--generic"], &stream());
+    assert_same_lines(&decode(&rows), &stream());
+}
+
+#[test]
+fn typed_kinds_as_agy_1_0_16_and_generic_as_1_1() {
+    let rows = encode(&[], &stream());
+    assert_eq!(
+        step_kinds(&rows, "conv-1"),
+        [
+            (14, 3),  // user
+            (15, 3),  // assistant
+            (21, 7),  // Bash, failed
+            (8, 3),   // Read
+            (5, 3),   // Write with its canonical outcome
+            (132, 3), // Edit with free text rides GENERIC
+            (9, 3),   // list_dir, structured
+            (132, 3), // MCP tool
+            (132, 7), // subagent, failed
+            (9, 3),   // list_dir, names
+            (14, 3),  // orphan result as user text
+            (15, 3),
+            (15, 3),
+            (14, 3),
+            (15, 3),
+            (21, 1), // call_9 never answered: pending
+            (23, 3), // checkpoint holding the title
+        ]
+    );
+    let generic = encode(&["--generic"], &stream());
+    let kinds: Vec<i64> = step_kinds(&generic, "conv-1").iter().map(|k| k.0).collect();
+    assert_eq!(
+        kinds,
+        [14, 15, 132, 132, 5, 132, 9, 132, 132, 9, 14, 15, 15, 14, 15, 132, 23]
+    );
+}
+
+#[test]
+fn rows_are_a_complete_conversation() {
+    let rows = encode(&[], &stream());
+    let records: Vec<Value> = rows
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["conversation"] == "conv-2")
+        .collect();
+    let shape: Vec<String> = records
+        .iter()
+        .map(|r| match r["kind"].as_str().unwrap() {
+            "row" => format!("row {}", r["table"].as_str().unwrap()),
+            "schema" => "schema".to_string(),
+            "file" => format!("file {}", r["path"].as_str().unwrap()),
+            other => other.to_string(),
+        })
+        .collect();
+    let mut expected = vec!["db".to_string()];
+    expected.extend(std::iter::repeat("schema".to_string()).take(9));
+    expected.extend(
+        [
+            "row trajectory_meta",
+            "row steps",
+            "row steps",
+            "row steps",
+            "row trajectory_metadata_blob",
+            "file .system_generated/logs/transcript.jsonl",
+            "file .system_generated/logs/transcript_full.jsonl",
+        ]
+        .map(String::from),
+    );
+    assert_eq!(shape, expected);
+    let meta = &records[10]["row"];
+    assert_eq!(meta["cascade_id"], "conv-2");
+    assert_eq!(meta["trajectory_type"], 4);
+    assert_eq!(meta["source"], 17);
+    // The steps columns mirror Step fields 1, 4 and 5.
+    let step = &records[11]["row"];
+    let payload = hex::decode(step["step_payload"].as_str().unwrap()).unwrap();
+    let metadata = hex::decode(step["metadata"].as_str().unwrap()).unwrap();
+    assert_eq!(&payload[..4], [0x08, 14, 0x20, 3]);
+    assert_eq!(payload[4], 0x2a);
+    assert_eq!(&payload[6..6 + metadata.len()], &metadata[..]);
+    let transcript = records[15]["text"].as_str().unwrap();
+    let first: Value = serde_json::from_str(transcript.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        first,
+        serde_json::json!({"step_index":0,"source":"USER_EXPLICIT","type":"USER_INPUT","status":"DONE","content":"<USER_REQUEST>\nhi\n</USER_REQUEST>"})
+    );
+}
+
+#[test]
+fn a_user_turn_encodes_to_the_seed_bytes() {
+    // The step of seeds/antigravity.md, "Dissection of a transcript".
+    let input = r#"{"conversation":"c","kind":"message","role":"user","timestamp":"2025-08-10T10:00:00Z","content":[{"type":"text","text":"Fix the flaky test"}]}"#;
+    let rows = encode(&[], input);
+    let step: Value = rows
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["table"] == "steps")
+        .unwrap();
+    assert_eq!(step["row"]["metadata"], "0a0608a0dbe1c4061804");
+    assert_eq!(
+        step["row"]["step_payload"],
+        "080e20032a0a0a0608a0dbe1c40618049a012a12124669782074686520666c616b7920746573741a140a124669782074686520666c616b792074657374"
+    );
+}
+
+#[test]
+fn output_is_deterministic_and_ids_derive_from_the_conversation() {
+    let a = encode(&[], &stream());
+    assert_eq!(a, encode(&[], &stream()));
+    let renamed = stream().replace("conv-1", "conv-x");
+    let b = encode(&[], &renamed);
+    let trajectory = |rows: &str, conv: &str| -> String {
+        rows.lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|r| r["table"] == "trajectory_meta" && r["conversation"] == conv)
+            .unwrap()["row"]["trajectory_id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_ne!(trajectory(&a, "conv-1"), trajectory(&b, "conv-x"));
+    assert_eq!(trajectory(&a, "conv-1").len(), 36);
+}
+
+#[test]
+fn foreign_input_is_normalised() {
+    // No conversation (given by --id), nulls for absent values, several
+    // text blocks, a result list of text blocks, a result with no call, an
+    // offset timestamp and a foreign stop reason.
+    let input = [
+        r#"{"kind":"message","role":"user","timestamp":"2026-08-10T11:14:03+02:00","stop_reason":null,"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}"#,
+        r#"{"kind":"message","role":"assistant","stop_reason":"stop_sequence","model":null,"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]}"#,
+        r#"{"kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"x"},{"type":"text","text":"y"}]},{"type":"tool_result","tool_use_id":"nope","content":"late"},{"type":"text","text":"more"}]}"#,
+    ]
+    .join("\n");
+    let out = run("agy-encode", &[], input.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("stdin:1: record has no \"conversation\" (give one with --id)"),
+        "{}",
+        stderr(&out)
+    );
+    let rows = encode(&["--id", "f1"], &input);
+    assert_same_lines(
+        &decode(&rows),
+        &[
+            r#"{"conversation":"f1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:03Z","content":[{"type":"text","text":"a\n\nb"}]}"#,
+            r#"{"conversation":"f1","kind":"message","role":"assistant","stop_reason":"end_turn","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]}"#,
+            r#"{"conversation":"f1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"xy"}]}"#,
+            r#"{"conversation":"f1","kind":"message","role":"user","content":[{"type":"text","text":"Tool result for nope: late"}]}"#,
+            r#"{"conversation":"f1","kind":"message","role":"user","content":[{"type":"text","text":"more"}]}"#,
+            r#"{"conversation":"f1","kind":"meta","id":"f1","timestamp":"2026-08-10T09:14:03Z","title":"a\n\nb"}"#,
+        ]
+        .join("\n"),
+    );
+}
+
+#[test]
+fn bad_records_are_errors_naming_the_line() {
+    let cases: &[(&str, &str)] = &[
+        (
+            r#"{"conversation":"c","kind":"message","role":"assistant","stop_reason":"sideways","content":[]}"#,
+            "unknown stop_reason \"sideways\"",
+        ),
+        (
+            r#"{"conversation":"c","kind":"message","role":"user","timestamp":"yesterday","content":[]}"#,
+            "bad timestamp",
+        ),
+        (
+            r#"{"conversation":"c","kind":"message","role":"user","content":[{"type":"video"}]}"#,
+            "bad message record",
+        ),
+        (
+            r#"{"conversation":"c","kind":"message","role":"user","content":[{"type":"tool_use","id":"x","name":"y","input":{}}]}"#,
+            "only text, image and tool_result",
+        ),
+        (
+            r#"{"conversation":"c","kind":"message","role":"system","content":[]}"#,
+            "bad message record",
+        ),
+        (
+            r#"{"conversation":"c","kind":"nonsense"}"#,
+            "unknown record kind",
+        ),
+        (
+            r#"{"conversation":"c","kind":"message","role":"assistant","content":[{"type":"tool_use","id":"x","name":"y","input":{},"signature":"zz"}]}"#,
+            "signature is not hex",
+        ),
+        (
+            r#"{"conversation":"c","kind":"message","role":"user","content":[{"type":"image","source":{"type":"url","data":"http://x"}}]}"#,
+            "only base64",
+        ),
+        ("not json", "bad message record"),
+    ];
+    for (line, why) in cases {
+        let input = format!("{{\"conversation\":\"c\",\"kind\":\"message\",\"role\":\"user\",\"content\":[]}}\n{line}\n");
+        let out = run("agy-encode", &[], input.as_bytes());
+        assert_eq!(out.status.code(), Some(1), "{line}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("stdin:2: ") && err.contains(why),
+            "{line}: {err}"
+        );
+    }
+    let after_meta = "{\"conversation\":\"c\",\"kind\":\"meta\",\"id\":\"c\"}\n{\"conversation\":\"c\",\"kind\":\"message\",\"role\":\"user\",\"content\":[]}\n";
+    let out = run("agy-encode", &[], after_meta.as_bytes());
+    assert!(
+        stderr(&out).contains("stdin:2: message after the conversation's meta record"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(run("agy-encode", &["--bogus"], b"").status.code(), Some(2));
+    assert_eq!(run("agy-encode", &["--id"], b"").status.code(), Some(2));
+    assert!(run("agy-encode", &["--help"], b"").status.success());
+}
+
+#[test]
+fn long_transcripts_spill_and_come_back_whole() {
+    // Over the in-memory limit of the transcript buffer.
+    let big = "é".repeat(700_000);
+    let input = format!(
+        "{{\"conversation\":\"big\",\"kind\":\"message\",\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"{big}\"}}]}}\n"
+    );
+    let rows = encode(&[], &input);
+    let files: Vec<Value> = rows
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["kind"] == "file")
+        .collect();
+    let full = files[1]["text"].as_str().unwrap();
+    let line: Value = serde_json::from_str(full.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        line["content"],
+        format!("<USER_REQUEST>\n{big}\n</USER_REQUEST>")
+    );
+    let compact = files[0]["text"].as_str().unwrap();
+    assert!(
+        compact.len() < 10_000 && compact.contains("<truncated "),
+        "{}",
+        &compact[..200]
+    );
+    let decoded = decode(&rows);
+    assert!(decoded.lines().next().unwrap().contains(&big));
+}
