@@ -982,38 +982,53 @@ impl Carrier {
     }
 }
 
-/// A directory listing as decode writes it: all names (strings), or all
-/// objects whose keys are among `name`, `is_dir`, `num_children`,
-/// `size_bytes` with the right types.
+/// A directory listing exactly as decode writes it: all names (strings), or
+/// all objects whose keys are among `name`, `is_dir`, `num_children`,
+/// `size_bytes`, in that order, with the right types. Any other shape is
+/// not claimed, since the typed step could not give its key order back.
 fn listing(value: &Value) -> Option<&[Value]> {
+    const KEYS: [&str; 4] = ["name", "is_dir", "num_children", "size_bytes"];
     let entries = value.as_array()?;
     let all_names = !entries.is_empty() && entries.iter().all(Value::is_string);
     let all_results = entries.iter().all(|e| {
         e.as_object().is_some_and(|o| {
-            o.iter().all(|(k, v)| match k.as_str() {
-                "name" => v.is_string(),
-                "is_dir" => v.is_boolean(),
-                "num_children" | "size_bytes" => v.is_u64(),
-                _ => false,
+            let mut last_rank = None;
+            o.iter().all(|(k, v)| {
+                let Some(rank) = KEYS.iter().position(|key| key == k) else {
+                    return false;
+                };
+                let in_order = last_rank.is_none_or(|last| rank > last);
+                last_rank = Some(rank);
+                in_order
+                    && match rank {
+                        0 => v.is_string(),
+                        1 => v.is_boolean(),
+                        _ => v.is_u64(),
+                    }
             })
         })
     });
     (all_names || all_results).then_some(entries)
 }
 
-/// `{"file":…,"created":true}` or `{"file":…,"edited":true}`.
+/// `{"file":…,"created":true}` or `{"file":…,"edited":true}`, in that key
+/// order, as decode writes it.
 fn code_action_outcome(value: &Value) -> Option<(&str, bool)> {
     let object = value.as_object()?;
-    if object.len() != 2 {
+    let mut entries = object.iter();
+    let (Some((first, file)), Some((flag, truth)), None) =
+        (entries.next(), entries.next(), entries.next())
+    else {
+        return None;
+    };
+    if first != "file" || *truth != Value::Bool(true) {
         return None;
     }
-    let file = object.get("file")?.as_str()?;
-    if object.get("created") == Some(&Value::Bool(true)) {
-        Some((file, true))
-    } else if object.get("edited") == Some(&Value::Bool(true)) {
-        Some((file, false))
-    } else {
-        None
+    let file = file.as_str()?;
+    match flag.as_str() {
+        "created" => Some((file, true)),
+        "edited" => Some((file, false)),
+        _ => None,
     }
 }
 

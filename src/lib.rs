@@ -10,6 +10,7 @@
 pub mod cli;
 pub mod decode;
 pub mod dump;
+pub mod encode;
 pub mod error;
 pub mod io;
 pub mod json;
@@ -22,4 +23,3 @@ pub mod store;
 pub mod time;
 pub mod tools;
 pub mod wire;
-pub mod encode;

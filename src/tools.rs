@@ -238,8 +238,8 @@ mod tests {
     use serde_json::json;
 
     fn args(v: Value) -> ArgList {
-        // serde_json without preserve_order sorts keys; tests that care
-        // about order build the list by hand.
+        // serde_json keeps key order (preserve_order), so the list is in
+        // the order the object was written.
         v.as_object()
             .unwrap()
             .iter()
@@ -329,8 +329,6 @@ mod tests {
             ),
         );
         assert_eq!(name, "Edit");
-        let mut common = common;
-        common.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(
             common,
             args(

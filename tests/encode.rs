@@ -27,9 +27,9 @@ const STREAM: &[&str] = &[
     ),
     r#"{"conversation":"conv-1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_1","content":"boom\n","is_error":true}]}"#,
     r#"{"conversation":"conv-1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_2","content":"5: fn main() {}"}]}"#,
-    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_3","content":{"created":true,"file":"/r/new.rs"}}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_3","content":{"file":"/r/new.rs","created":true}}]}"#,
     r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_4","content":"Edit applied to /r/a.rs"}]}"#,
-    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_5","content":[{"is_dir":true,"name":"src","num_children":4},{"is_dir":false,"name":"Cargo.toml","size_bytes":120},{}]}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_5","content":[{"name":"src","is_dir":true,"num_children":4},{"name":"Cargo.toml","is_dir":false,"size_bytes":120},{}]}]}"#,
     r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_6","content":""}]}"#,
     r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_7","content":"","is_error":true}]}"#,
     r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_8","content":["lib.rs","main.rs"]}]}"#,
@@ -140,7 +140,7 @@ fn rows_are_a_complete_conversation() {
         })
         .collect();
     let mut expected = vec!["db".to_string()];
-    expected.extend(std::iter::repeat("schema".to_string()).take(9));
+    expected.extend(std::iter::repeat_n("schema".to_string(), 9));
     expected.extend(
         [
             "row trajectory_meta",
