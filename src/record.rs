@@ -216,6 +216,13 @@ static HEX_VALUES: [u8; 256] = {
 /// Blobs are most of what agy-pack reads, so this is its hot loop: two table
 /// lookups per byte, with the validity of a whole chunk checked at once.
 pub fn decode_hex(hex_text: &str) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    decode_hex_into(hex_text, &mut out)?;
+    Ok(out)
+}
+
+/// [`decode_hex`] into a reused buffer, which is cleared first.
+pub fn decode_hex_into(hex_text: &str, out: &mut Vec<u8>) -> Result<()> {
     let text = hex_text.as_bytes();
     if text.len() % 2 != 0 {
         return Err(Error::data(format!(
@@ -223,7 +230,8 @@ pub fn decode_hex(hex_text: &str) -> Result<Vec<u8>> {
             text.len()
         )));
     }
-    let mut out = vec![0u8; text.len() / 2];
+    out.clear();
+    out.resize(text.len() / 2, 0);
     for (chunk_index, (dst, src)) in out.chunks_mut(64).zip(text.chunks(128)).enumerate() {
         let mut invalid = 0u8;
         for (d, pair) in dst.iter_mut().zip(src.chunks_exact(2)) {
@@ -244,7 +252,7 @@ pub fn decode_hex(hex_text: &str) -> Result<Vec<u8>> {
             )));
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 impl<'a> JsonCell<'a> {
