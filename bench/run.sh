@@ -1,0 +1,394 @@
+#!/usr/bin/env bash
+# The benchmark of issue 5: generates the synthetic stores, runs each of our
+# tools and each installed alternative side by side on the same data, and
+# prints a markdown table of median wall time, peak RSS, ratio to the
+# alternative and whether the issue's target is met.
+#
+#   bench/run.sh                 build release, generate (or reuse) data, measure
+#
+# Environment:
+#   BENCH_RUNS=N      timed runs per command, at least (default 5, plus one
+#                     warm-up; hyperfine adds runs until 3 s have passed)
+#   BENCH_DATA=DIR    where the generated stores live (default target/bench-data)
+#   BENCH_NO_BUILD=1  use the binaries as they are
+#   BENCH_QUICK=1     data 1/100 the size, in target/bench-data-quick: checks
+#                     the script, not the numbers
+#   BENCH_PROFILE=debug  measure the debug build (same caveat)
+#
+# Uses hyperfine when installed, else N runs timed with `date +%s%N`. Peak RSS
+# comes from a separate run with every pipeline stage wrapped in
+# `/usr/bin/time -f %M`. Times are warm-cache: the data is read once before
+# timing starts. Nothing here is part of `cargo test`.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+top=$PWD
+quick=${BENCH_QUICK:-}
+data=${BENCH_DATA:-$top/target/bench-data${quick:+-quick}}
+runs=${BENCH_RUNS:-5}
+profile=${BENCH_PROFILE:-release}
+bin=$top/target/$profile
+gen=$bin/examples/gen-store
+scratch=$data/scratch
+mkdir -p "$data" "$scratch"
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+
+if [[ -z ${BENCH_NO_BUILD:-} ]]; then
+    say "building $profile binaries"
+    if [[ $profile == release ]]; then
+        cargo build --release --examples --bins >&2
+    else
+        cargo build --examples --bins >&2
+    fi
+fi
+
+# What was measured: the tree as it was built.
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+[[ -n $(git status --porcelain 2>/dev/null) ]] && commit+=" + uncommitted changes"
+
+# ---------------------------------------------------------------------------
+# Data. Each store is regenerated only when its flags or the generator's
+# source changed; the generation time is kept beside it for the report.
+
+gen_source_hash=$(sha1sum examples/gen_store.rs | cut -c1-12)
+
+# dataset NAME FLAGS...: generates $data/NAME unless an identical one exists.
+dataset() {
+    local name=$1
+    shift
+    local dir=$data/$name
+    local stamp="$gen_source_hash $*"
+    if [[ -f $dir/.stamp && $(cat "$dir/.stamp") == "$stamp" ]]; then
+        return
+    fi
+    say "generating $name: gen-store $*"
+    rm -rf "$dir"
+    local start end
+    start=$(date +%s%N)
+    "$gen" --root "$dir" "$@"
+    end=$(date +%s%N)
+    awk -v ns=$((end - start)) 'BEGIN { printf "%.2f\n", ns / 1e9 }' >"$dir/.gen-seconds"
+    printf '%s\n' "$stamp" >"$dir/.stamp"
+}
+
+# The one db file of a single-conversation store.
+only_db() {
+    local dbs=("$data/$1"/conversations/*.db)
+    printf '%s\n' "${dbs[0]}"
+}
+
+# (a) one long agent run: ~216 MB, 52,000 steps, outputs up to 4 MiB. The
+# target counts row bytes; SQLite's pages add about 4 %, so 207.3 MB of rows
+# make a ~216 MB file. No brain files: the work measured is the db's.
+# Sizes divided by 100 in quick mode.
+q() { if [[ -n $quick ]]; then echo $(($1 / 100)); else echo "$1"; fi; }
+dataset big --steps "$(q 52000)" --target-bytes "$(q 207300000)" --max-output 4194304 --no-brain --seed 1
+# (b) 2,000 conversations of ~125 KB files with brain transcripts. 4 KiB
+# pages, as in the issue's measurement (a 32 KiB-page agy db is at least
+# 320 KiB before it holds a step); (b') is the same store at agy's page size.
+store_flags=(--conversations "$(q 2000)" --steps 30 --target-bytes 62000 --max-output 65536 --seed 2)
+dataset store2000 "${store_flags[@]}" --page-size 4096
+dataset store2000-32k "${store_flags[@]}"
+# (c) the same mix at 1,000 and 50,000 steps, with bytes per step held equal
+# to big.db's (the same plan cut at different lengths, outputs scaled to the
+# target), and a 1-step conversation for the fixed cost of a run.
+dataset steps1k --steps "$(q 1000)" --target-bytes "$(q 3987000)" --max-output 4194304 --no-brain --seed 3
+dataset steps50k --steps "$(q 50000)" --target-bytes "$(q 199350000)" --max-output 4194304 --no-brain --seed 3
+dataset steps1 --steps 1 --no-brain --seed 3
+
+big=$(only_db big)
+store=$data/store2000
+store32=$data/store2000-32k
+db1k=$(only_db steps1k)
+db50k=$(only_db steps50k)
+db1=$(only_db steps1)
+
+# ---------------------------------------------------------------------------
+# Which of our tools exist. A stub binary (`fn main(){}`) exits 0 silently,
+# so "real" means `--version` prints something.
+
+have_tool() {
+    local exe=$bin/$1
+    [[ -x $exe ]] && [[ -n $("$exe" --version 2>/dev/null || true) ]]
+}
+have_cmd() { command -v "$1" >/dev/null 2>&1; }
+
+for tool in agy-dump agy-decode agy-encode agy-pack; do
+    if have_tool "$tool"; then say "$tool: $("$bin/$tool" --version)"; else say "$tool: not built yet"; fi
+done
+
+# ---------------------------------------------------------------------------
+# Measuring. A command is a bash string; its stages are separated by " | ".
+
+# Median seconds of $runs runs of CMD, after PREPARE (untimed) before each.
+time_median() {
+    local cmd=$1 prepare=${2:-true}
+    if have_cmd hyperfine; then
+        local json=$scratch/hyperfine.json
+        hyperfine --shell=bash --style basic --warmup 1 --min-runs "$runs" \
+            --prepare "$prepare" --export-json "$json" "set -o pipefail; $cmd" >&2
+        sed -n 's/.*"median": *\([0-9.eE+-]*\).*/\1/p' "$json" | head -n1
+    else
+        local i start end times=()
+        bash -c "$prepare"
+        bash -c "set -o pipefail; $cmd"
+        for ((i = 0; i < runs; i++)); do
+            bash -c "$prepare"
+            start=$(date +%s%N)
+            bash -c "set -o pipefail; $cmd"
+            end=$(date +%s%N)
+            times+=($((end - start)))
+        done
+        printf '%s\n' "${times[@]}" | sort -n |
+            awk '{ t[NR] = $1 } END { m = (NR % 2) ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2; printf "%.6f\n", m / 1e9 }'
+    fi
+}
+
+# Peak RSS in KiB of each stage of CMD, one run, space-separated; fails when
+# the pipeline fails.
+peak_rss() {
+    local cmd=$1 prepare=${2:-true}
+    local wrapped="" stage i=0
+    local -a stages
+    # Split on " | " (no command here has a literal " | " inside a stage).
+    local rest=$cmd
+    while [[ $rest == *" | "* ]]; do
+        stages+=("${rest%% | *}")
+        rest=${rest#* | }
+    done
+    stages+=("$rest")
+    for stage in "${stages[@]}"; do
+        [[ -n $wrapped ]] && wrapped+=" | "
+        wrapped+="/usr/bin/time -f %M -o $scratch/rss.$i $stage"
+        i=$((i + 1))
+    done
+    bash -c "$prepare"
+    bash -c "set -o pipefail; $wrapped" || return 1
+    local out=()
+    for ((i = 0; i < ${#stages[@]}; i++)); do out+=("$(tail -n1 "$scratch/rss.$i")"); done
+    echo "${out[*]}"
+}
+
+declare -A wall rss_max rss_list status
+
+# measure KEY CMD [PREPARE]: fills wall[KEY] (s), rss_max[KEY] (KiB),
+# rss_list[KEY], status[KEY] (ok / failed).
+measure() {
+    local key=$1 cmd=$2 prepare=${3:-true}
+    say "measuring $key: $cmd"
+    local rss
+    if ! rss=$(peak_rss "$cmd" "$prepare"); then
+        status[$key]=failed
+        say "$key failed; see the command above"
+        return
+    fi
+    rss_list[$key]=$rss
+    rss_max[$key]=$(tr ' ' '\n' <<<"$rss" | sort -n | tail -n1)
+    wall[$key]=$(time_median "$cmd" "$prepare")
+    status[$key]=ok
+}
+
+dump=$bin/agy-dump
+decode=$bin/agy-decode
+encode=$bin/agy-encode
+pack=$bin/agy-pack
+steps_sql="select idx, step_type, status, has_subtrajectory, hex(metadata), hex(error_details), hex(permissions), hex(task_details), hex(render_info), hex(step_payload), step_format from steps"
+
+measure cat "cat '$big' > /dev/null"
+if have_cmd sqlite3; then
+    measure sqlite_json "sqlite3 -json '$big' '$steps_sql' > /dev/null"
+    measure sqlite_restore "sqlite3 '$big' .dump | sqlite3 '$scratch/restore.db'" "rm -f '$scratch/restore.db'"
+fi
+if have_tool agy-dump; then
+    measure dump "'$dump' '$big' > /dev/null"
+    # Pre-dumped inputs for the filters further down.
+    "$dump" "$big" >"$scratch/big.rows.ndjson"
+fi
+if have_tool agy-dump && have_tool agy-decode; then
+    measure dump_decode "'$dump' '$big' | '$decode' > /dev/null"
+    measure store "'$dump' '$store' | '$decode' > /dev/null"
+    measure store32 "'$dump' '$store32' | '$decode' > /dev/null"
+    measure lin1k "'$dump' '$db1k' | '$decode' > /dev/null"
+    measure lin50k "'$dump' '$db50k' | '$decode' > /dev/null"
+    measure lin1 "'$dump' '$db1' | '$decode' > /dev/null"
+    measure decode "'$decode' < '$scratch/big.rows.ndjson' > /dev/null"
+    "$decode" <"$scratch/big.rows.ndjson" >"$scratch/big.messages.ndjson"
+elif have_tool agy-dump; then
+    # Linearity of the half that exists.
+    measure lin1k "'$dump' '$db1k' > /dev/null"
+    measure lin50k "'$dump' '$db50k' > /dev/null"
+    measure lin1 "'$dump' '$db1' > /dev/null"
+fi
+if have_tool agy-pack && [[ -s $scratch/big.rows.ndjson ]]; then
+    measure pack "'$pack' --root '$scratch/pack-root' '$scratch/big.rows.ndjson'" "rm -rf '$scratch/pack-root'"
+fi
+if have_tool agy-encode && [[ -s $scratch/big.messages.ndjson ]]; then
+    measure encode "'$encode' < '$scratch/big.messages.ndjson' > /dev/null"
+fi
+
+# ---------------------------------------------------------------------------
+# Report.
+
+secs() { [[ ${status[$1]:-} == ok ]] && awk -v t="${wall[$1]}" 'BEGIN { printf "%.3f s", t }' || true; }
+mib() { [[ ${status[$1]:-} == ok ]] && awk -v k="${rss_max[$1]}" 'BEGIN { printf "%.1f MiB", k / 1024 }' || true; }
+# Peak RSS of every stage, for pipelines.
+mib_stages() {
+    [[ ${status[$1]:-} == ok ]] || return 0
+    local k out=()
+    for k in ${rss_list[$1]}; do out+=("$(awk -v k="$k" 'BEGIN { printf "%.1f", k / 1024 }')"); done
+    local joined
+    joined=$(
+        IFS=/
+        echo "${out[*]}"
+    )
+    echo "$joined MiB"
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
+# verdict OK: "met" or "missed".
+verdict() { if [[ $1 == 1 ]]; then echo met; else echo missed; fi; }
+le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }' && echo 1 || echo 0; }
+
+# row WORK COMMAND WALL RSS RATIO TARGET VERDICT
+row() {
+    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$1" "$2" "$3" "$4" "$5" "$6" "$7"
+}
+# missing KEY TOOL...: why a row has no number.
+missing() {
+    local t
+    for t in "${@:2}"; do
+        if [[ $t == agy-* ]] && ! have_tool "$t"; then
+            echo "not built yet ($t)"
+            return
+        elif [[ $t != agy-* ]] && ! have_cmd "$t"; then
+            echo "not installed ($t)"
+            return
+        fi
+    done
+    if [[ ${status[$1]:-} == failed ]]; then echo "failed (non-zero exit)"; else echo "not measured"; fi
+}
+got() { [[ ${status[$1]:-} == ok ]]; }
+
+big_mb=$(awk -v b="$(stat -c %s "$big")" 'BEGIN { printf "%.0f", b / 1e6 }')
+big_steps=$(sqlite3 "$big" 'select count(*) from steps' 2>/dev/null || echo 52000)
+store_n=$(find "$store/conversations" -name '*.db' | wc -l)
+# Mean db size in KB.
+db_kb() { du -sk --apparent-size "$1/conversations" | awk -v n="$store_n" '{ printf "%.0f", $1 * 1.024 / n }'; }
+store_kb=$(db_kb "$store")
+store32_kb=$(db_kb "$store32")
+timer=$(have_cmd hyperfine && echo "hyperfine $(hyperfine --version | awk '{ print $2 }'), at least $runs runs and 3 s + 1 warm-up" || echo "date +%s%N, $runs runs + 1 warm-up")
+
+echo "## Benchmark run"
+echo
+echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "- commit: $commit"
+echo "- machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(free -h | awk '/^Mem:/ { print $2 }') RAM ($(free -h | awk '/^Mem:/ { print $7 }') available)"
+echo "- load average when the report was written: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine makes short runs noisy)"
+echo "- timing: $timer, warm page cache; peak RSS from /usr/bin/time -f %M per stage"
+echo "- big.db: $big_mb MB, $big_steps steps ($(cat "$data/big/.gen-seconds") s to generate)"
+echo "- ROOT2000: $store_n conversations, $store_kb KB per db (4 KiB pages), with brain transcripts ($(cat "$store/.gen-seconds") s)"
+echo "- ROOT2000-32K: the same at agy's 32 KiB pages, $store32_kb KB per db ($(cat "$store32/.gen-seconds") s)"
+echo "- 1k.db / 50k.db: 1,000 and 50,000 steps, same mix and bytes per step ($(cat "$data/steps1k/.gen-seconds") s / $(cat "$data/steps50k/.gen-seconds") s)"
+echo
+echo "| work | command | median wall | peak RSS | ratio vs alternative | target | met? |"
+echo "| --- | --- | ---: | ---: | ---: | --- | --- |"
+
+# 1. dump of the large db.
+alt_json=""
+got sqlite_json && alt_json=${wall[sqlite_json]}
+if got dump; then
+    r="" v=""
+    if [[ -n $alt_json ]]; then
+        r=$(ratio "${wall[dump]}" "$alt_json")
+        v=$(verdict "$(($(le "${wall[dump]}" "$(awk -v a="$alt_json" 'BEGIN { print a / 2 }')") * $(le "${rss_max[dump]}" 32768)))")
+    fi
+    row "one $big_mb MB db to hex-JSON rows" "\`agy-dump big.db\`" "$(secs dump)" "$(mib dump)" "$r" "<= 0.5x sqlite3, <= 32 MiB" "$v"
+else
+    row "one $big_mb MB db to hex-JSON rows" "\`agy-dump big.db\`" "$(missing dump agy-dump)" "" "" "<= 0.5x sqlite3, <= 32 MiB" ""
+fi
+if got sqlite_json; then
+    row "same (alternative)" "\`sqlite3 -json big.db \"select … hex(…) … from steps\"\`" "$(secs sqlite_json)" "$(mib sqlite_json)" "1.00x" "" ""
+else
+    row "same (alternative)" "\`sqlite3 -json … hex() … steps\`" "$(missing sqlite_json sqlite3)" "" "" "" ""
+fi
+row "same (alternative)" "txcript hex-JSON text form" "2.4 s (issue)" "957 MiB (issue)" "" "" "not installable here; issue's figure"
+got cat && row "read the file" "\`cat big.db\`" "$(secs cat)" "$(mib cat)" "" "" ""
+
+# 2. the large db to messages.
+if got dump_decode; then
+    r=$(ratio "${wall[dump_decode]}" 1.45)
+    v=$(verdict "$(($(le "${wall[dump_decode]}" 0.725) * $(le "${rss_max[dump_decode]}" 32768)))")
+    row "one $big_mb MB db to chat messages" "\`agy-dump big.db \| agy-decode\`" "$(secs dump_decode)" "$(mib_stages dump_decode)" "$r vs 1.45 s" "<= 0.725 s, every process <= 32 MiB" "$v"
+else
+    row "one $big_mb MB db to chat messages" "\`agy-dump big.db \| agy-decode\`" "$(missing dump_decode agy-dump agy-decode)" "" "" "<= 0.725 s, every process <= 32 MiB" ""
+fi
+row "same (alternative)" "txcript, db to messages" "1.45 s (issue)" "746 MiB (issue)" "" "" "not installable here; issue's figure"
+
+# 3. 2,000 small dbs.
+if got store; then
+    v=$(verdict "$(le "${wall[store]}" 1.0)")
+    row "2,000 small dbs to chat messages" "\`agy-dump ROOT2000 \| agy-decode\`" "$(secs store)" "$(mib_stages store)" "$(ratio "${wall[store]}" 1.9) vs 1.9 s" "< 1 s" "$v"
+else
+    row "2,000 small dbs to chat messages" "\`agy-dump ROOT2000 \| agy-decode\`" "$(missing store agy-dump agy-decode)" "" "" "< 1 s" ""
+fi
+if got store32; then
+    row "same, agy's 32 KiB pages (${store32_kb} KB dbs)" "\`agy-dump ROOT2000-32K \| agy-decode\`" "$(secs store32)" "$(mib_stages store32)" "$(ratio "${wall[store32]}" 1.9) vs 1.9 s" "(information)" ""
+fi
+row "same (alternative)" "txcript, one process" "1.9 s (issue)" "5 MiB (issue)" "" "" "not installable here; issue's figure"
+
+# 4. pack.
+alt_restore=""
+got sqlite_restore && alt_restore=${wall[sqlite_restore]}
+if got pack; then
+    r="" v=""
+    if [[ -n $alt_restore ]]; then
+        r=$(ratio "${wall[pack]}" "$alt_restore")
+        v=$(verdict "$(le "${wall[pack]}" "$(awk -v a="$alt_restore" 'BEGIN { print a / 2 }')")")
+    fi
+    row "restore the large db from text" "\`agy-pack --root NEW big.rows.ndjson\`" "$(secs pack)" "$(mib pack)" "$r" "<= 0.5x sqlite3 restore" "$v"
+else
+    row "restore the large db from text" "\`agy-pack --root NEW big.rows.ndjson\`" "$(missing pack agy-pack agy-dump)" "" "" "<= 0.5x sqlite3 restore" ""
+fi
+if got sqlite_restore; then
+    row "same (alternative)" "\`sqlite3 big.db .dump \| sqlite3 NEW.db\`" "$(secs sqlite_restore)" "$(mib_stages sqlite_restore)" "1.00x" "" ""
+else
+    row "same (alternative)" "\`sqlite3 NEW.db < <(sqlite3 big.db .dump)\`" "$(missing sqlite_restore sqlite3)" "" "" "" ""
+fi
+
+# 5. encode vs decode.
+if got encode && got decode; then
+    v=$(verdict "$(le "${wall[encode]}" "$(awk -v a="${wall[decode]}" 'BEGIN { print a * 1.2 }')")")
+    row "messages back to rows" "\`agy-encode < big.messages.ndjson\`" "$(secs encode)" "$(mib encode)" "$(ratio "${wall[encode]}" "${wall[decode]}") vs decode" "<= 1.2x agy-decode" "$v"
+else
+    row "messages back to rows" "\`agy-encode < big.messages.ndjson\`" "$(missing encode agy-encode agy-decode agy-dump)" "" "" "<= 1.2x agy-decode" ""
+fi
+if got decode; then
+    row "rows to messages (reference)" "\`agy-decode < big.rows.ndjson\`" "$(secs decode)" "$(mib decode)" "1.00x" "" ""
+else
+    row "rows to messages (reference)" "\`agy-decode < big.rows.ndjson\`" "$(missing decode agy-decode agy-dump)" "" "" "" ""
+fi
+
+# 6. linearity.
+lin_cmd="agy-dump N.db \\| agy-decode"
+have_tool agy-decode || lin_cmd="agy-dump N.db"
+if got lin1k && got lin50k; then
+    per1k=$(awk -v t="${wall[lin1k]}" 'BEGIN { print t / 1000 }')
+    per50k=$(awk -v t="${wall[lin50k]}" 'BEGIN { print t / 50000 }')
+    us() { awk -v t="$1" 'BEGIN { printf "%.2f us/step", t * 1e6 }'; }
+    drift=$(awk -v a="$per50k" -v b="$per1k" 'BEGIN { d = a / b - 1; if (d < 0) d = -d; print d }')
+    v=$(verdict "$(le "$drift" 0.2)")
+    row "1,000 steps" "\`${lin_cmd/N/1k}\`" "$(secs lin1k) ($(us "$per1k"))" "$(mib_stages lin1k)" "" "" ""
+    row "50,000 steps" "\`${lin_cmd/N/50k}\`" "$(secs lin50k) ($(us "$per50k"))" "$(mib_stages lin50k)" "$(ratio "$per50k" "$per1k") per step" "per-step time within 20 %" "$v"
+    if got lin1; then
+        # What every run pays before its first step; it weighs on the 1,000-step time.
+        row "1 step (fixed cost of a run)" "\`${lin_cmd/N/1}\`" "$(secs lin1)" "$(mib_stages lin1)" "" "(information)" ""
+    fi
+else
+    row "1,000 vs 50,000 steps" "\`agy-dump N.db \| agy-decode\`" "$(missing lin1k agy-dump)" "" "" "per-step time within 20 %" ""
+fi
+
+echo
+echo "Paths: big.db = ${big#"$top"/}; ROOT2000 = ${store#"$top"/}; ROOT2000-32K = ${store32#"$top"/};"
+echo "1k.db = ${db1k#"$top"/}; 50k.db = ${db50k#"$top"/}; 1.db = ${db1#"$top"/}; big.rows.ndjson and big.messages.ndjson are"
+echo "written to ${scratch#"$top"/} by agy-dump and agy-decode before the rows that read them."
+echo "Pipelines are timed as a whole; their peak RSS is given per stage (first/second)."
