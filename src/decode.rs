@@ -1,36 +1,52 @@
 //! Row stream → message stream: the logic of `agy-decode`.
 //!
 //! Steps are read one at a time in stream order (agy-dump writes them in
-//! `idx` order, after every other table of the conversation). What carries
-//! over from one step to the next is small: the ids of tool calls still
-//! waiting for a result, the models named by `gen_metadata`, and what the
-//! `meta` record needs (first user text, latest checkpoint title, latest
-//! model). A conversation is never collected.
+//! `idx` order, after every other table of the conversation and before its
+//! files). What carries over from one step to the next is small: the ids of
+//! tool calls still waiting for a result, the models named by
+//! `gen_metadata`, and what the `meta` record needs (first user text, latest
+//! checkpoint title, latest model, lineage). A conversation is never
+//! collected, with one exception that stays bounded: once a tool result's
+//! full text is spilled to a brain file (`full_output_uri`), which the
+//! stream carries only after the last step, the conversation's remaining
+//! messages wait in a [`Spool`] until that file has come.
 //!
 //! Every blob is read with the tolerant [`wire`] reader, so a damaged blob
 //! gives the fields before the damage and never an error.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
-
-use serde_json::{Map, Value};
+use std::ops::Range;
 
 use crate::error::{Error, Result};
+use crate::io::Output;
 use crate::message::{
-    self, Block, ImageSource, Message, Meta, ResultContent, Role, ToolInput, Usage,
+    self, Block, ForkedFrom, ImageSource, Message, Meta, ResultContent, Role, ToolInput, Usage,
 };
-use crate::record::{JsonCell, Record, RowCells};
-use crate::steps::{self, field, kind};
+use crate::record::{FileContent, FileDir, JsonCell, Record, RowCells};
+use crate::results::{self, Outcome};
+use crate::spool::Spool;
+use crate::steps::{self, field, kind, source};
+use crate::system;
 use crate::time::Timestamp;
 use crate::tools;
-use crate::wire::{self, Value as WireValue};
+use crate::wire;
 
 /// Titles derived from the first user text are cut to this many characters.
 const TITLE_CHARS: usize = 80;
 
+/// What to decode beyond user and assistant messages.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Also write bookkeeping steps, and kinds nothing here understands, as
+    /// `system` messages.
+    pub all: bool,
+}
+
 /// Turns a row stream into a message stream, one record at a time.
 #[derive(Default)]
 pub struct Decoder {
+    options: Options,
     current: Option<Conversation>,
     /// Conversations already ended, to reject a stream that interleaves them.
     finished: HashSet<String>,
@@ -44,11 +60,15 @@ pub struct Decoder {
 #[derive(Default)]
 struct Conversation {
     id: String,
+    all: bool,
     cascade_id: Option<String>,
     cwd: Option<String>,
     git_branch: Option<String>,
     created_at: Option<Timestamp>,
     first_step_time: Option<Timestamp>,
+    parent_conversation_id: Option<String>,
+    /// FORK and SUBAGENT_FORK references, in row order.
+    references: Vec<ForkedFrom>,
     /// Step idx → human model name, from `gen_metadata`.
     models_by_step: HashMap<i64, String>,
     /// Ids of calls declared by a planner step and not yet answered.
@@ -56,17 +76,53 @@ struct Conversation {
     checkpoint_title: Option<String>,
     first_user_text: Option<String>,
     latest_model: Option<String>,
+    /// Present once a result waits for its spilled full text.
+    waiting: Option<Waiting>,
+}
+
+/// A conversation's output held back until the files it needs have come.
+#[derive(Default)]
+struct Waiting {
+    /// The messages since the first result that waits, with a hole (no
+    /// bytes) where each waiting result's text goes.
+    output: Spool,
+    /// JSON-escaped texts: each hole's fallback, then each file that came.
+    texts: Spool,
+    holes: Vec<Hole>,
+    /// Brain path → its escaped content in `texts`, for the paths a hole
+    /// names (`None` until the file comes).
+    files: HashMap<String, Option<Range<u64>>>,
+}
+
+/// Where a spilled text goes in [`Waiting::output`].
+struct Hole {
+    at: u64,
+    path: String,
+    /// The step's own (truncated) text in [`Waiting::texts`], used when the
+    /// file never comes.
+    fallback: Range<u64>,
+}
+
+/// A result message just written whose text lives in a brain file.
+struct SpilledResult {
+    /// Offset in the message's bytes where the text goes.
+    at: usize,
+    path: String,
+    fallback: String,
 }
 
 impl Decoder {
-    pub fn new() -> Decoder {
-        Decoder::default()
+    pub fn new(options: Options) -> Decoder {
+        Decoder {
+            options,
+            ..Decoder::default()
+        }
     }
 
-    /// Consumes one record of the row stream, appending any message records
+    /// Consumes one record of the row stream, writing the message records
     /// it completes to `out`. Errors name what is wrong, not where: the
     /// caller knows the line.
-    pub fn record(&mut self, record: &Record<'_>, out: &mut Vec<u8>) -> Result<()> {
+    pub fn record(&mut self, record: &Record<'_>, out: &mut Output) -> Result<()> {
         let id = record.conversation();
         if self.current.as_ref().map(|c| c.id.as_str()) != Some(id) {
             self.finish(out)?;
@@ -77,49 +133,55 @@ impl Decoder {
             }
             self.current = Some(Conversation {
                 id: id.to_string(),
+                all: self.options.all,
                 ..Conversation::default()
             });
         }
-        let Record::Row { table, row, .. } = record else {
-            return Ok(());
-        };
-        match &**table {
-            "steps" => self.step_row(row, out),
-            "trajectory_meta" => {
-                let conv = self.current.as_mut().expect("a conversation is open");
-                if let Some(cascade) = row.get("cascade_id").and_then(JsonCell::as_text) {
-                    conv.cascade_id = Some(cascade.to_string());
+        let conv = self.current.as_mut().expect("a conversation is open");
+        match record {
+            Record::Row { table, row, .. } => match &**table {
+                "steps" => self.step_row(row, out),
+                "trajectory_meta" => {
+                    if let Some(cascade) = row.get("cascade_id").and_then(JsonCell::as_text) {
+                        conv.cascade_id = Some(cascade.to_string());
+                    }
+                    Ok(())
                 }
-                Ok(())
-            }
-            "trajectory_metadata_blob" => {
-                if row.get("id").and_then(JsonCell::as_text) != Some("main") {
-                    return Ok(());
+                "trajectory_metadata_blob" => {
+                    if row.get("id").and_then(JsonCell::as_text) == Some("main") {
+                        conv.read_trajectory_metadata(&blob(row, "data")?.unwrap_or_default());
+                    }
+                    Ok(())
                 }
-                let data = blob(row, "data")?.unwrap_or_default();
-                self.current
-                    .as_mut()
-                    .expect("a conversation is open")
-                    .read_trajectory_metadata(&data);
-                Ok(())
-            }
-            "gen_metadata" => {
-                let data = blob(row, "data")?.unwrap_or_default();
-                self.current
-                    .as_mut()
-                    .expect("a conversation is open")
-                    .read_generator_metadata(&data);
-                Ok(())
-            }
+                "gen_metadata" => {
+                    conv.read_generator_metadata(&blob(row, "data")?.unwrap_or_default());
+                    Ok(())
+                }
+                "parent_references" => {
+                    conv.read_reference(&blob(row, "data")?.unwrap_or_default());
+                    Ok(())
+                }
+                _ => Ok(()),
+            },
+            Record::File {
+                dir: FileDir::Brain,
+                path,
+                content,
+                ..
+            } => conv.file(path, content),
             _ => Ok(()),
         }
     }
 
-    /// Ends the open conversation, if any, writing its `meta` record.
-    pub fn finish(&mut self, out: &mut Vec<u8>) -> Result<()> {
-        let Some(conv) = self.current.take() else {
+    /// Ends the open conversation, if any: its held-back messages with the
+    /// spilled texts in place, then its `meta` record.
+    pub fn finish(&mut self, out: &mut Output) -> Result<()> {
+        let Some(mut conv) = self.current.take() else {
             return Ok(());
         };
+        if let Some(waiting) = conv.waiting.take() {
+            waiting.write(out)?;
+        }
         let meta = Meta {
             conversation: &conv.id,
             kind: "meta",
@@ -135,13 +197,16 @@ impl Decoder {
                 .clone()
                 .or_else(|| conv.first_user_text.as_deref().map(title_from_text)),
             model: conv.latest_model.clone(),
+            parent_conversation_id: conv.parent_conversation_id.clone(),
+            forked_from: conv.forked_from(),
         };
-        write_json(out, &meta);
+        write_json(out.buf(), &meta);
+        out.end_record()?;
         self.finished.insert(conv.id);
         Ok(())
     }
 
-    fn step_row(&mut self, row: &RowCells<'_>, out: &mut Vec<u8>) -> Result<()> {
+    fn step_row(&mut self, row: &RowCells<'_>, out: &mut Output) -> Result<()> {
         let has_payload = hex_into(row, "step_payload", &mut self.payload)?;
         if !has_payload {
             self.payload.clear();
@@ -166,8 +231,55 @@ impl Decoder {
         );
         let idx = row.get("idx").and_then(JsonCell::as_i64);
         let conv = self.current.as_mut().expect("a conversation is open");
-        conv.step(&view, idx, out);
+        let buf = out.buf();
+        let start = buf.len();
+        let spilled = conv.step(&view, idx, buf);
+        if spilled.is_none() && conv.waiting.is_none() {
+            return Ok(());
+        }
+        // From the first spilled result on, this conversation's messages
+        // wait for the files.
+        let waiting = conv.waiting.get_or_insert_with(Waiting::default);
+        let base = waiting.output.len();
+        waiting.output.append(&buf[start..])?;
+        buf.truncate(start);
+        if let Some(spilled) = spilled {
+            let fallback_start = waiting.texts.len();
+            waiting.texts.append_json_str_body(&spilled.fallback)?;
+            waiting.holes.push(Hole {
+                at: base + spilled.at as u64,
+                fallback: fallback_start..waiting.texts.len(),
+                path: spilled.path.clone(),
+            });
+            waiting.files.insert(spilled.path, None);
+        }
         Ok(())
+    }
+}
+
+impl Waiting {
+    /// The held-back messages with each hole filled: the file's text when
+    /// it came, else the step's own.
+    fn write(self, out: &mut Output) -> Result<()> {
+        let Waiting {
+            mut output,
+            mut texts,
+            holes,
+            files,
+        } = self;
+        let mut at = 0;
+        for hole in &holes {
+            output.copy_range(at..hole.at, out)?;
+            let text = files
+                .get(&hole.path)
+                .cloned()
+                .flatten()
+                .unwrap_or_else(|| hole.fallback.clone());
+            texts.copy_range(text, out)?;
+            at = hole.at;
+        }
+        output.copy_range(at..output.len(), out)?;
+        out.end_record()
     }
 }
 
@@ -175,6 +287,8 @@ impl Decoder {
 struct StepView<'a> {
     kind: u64,
     status: u64,
+    /// All of the Step, to list its fields when nothing here understands it.
+    step: wire::Message<'a>,
     metadata: wire::Message<'a>,
     error: Option<wire::Message<'a>>,
     /// The payload field present and its message.
@@ -196,22 +310,7 @@ impl<'a> StepView<'a> {
             .map(|v| v as u64)
             .or(step.get_u64(field::step::STATUS))
             .unwrap_or(0);
-        // Dispatch on the payload that is present (DX): the one the type tag
-        // names if it is there, else the first known payload field.
-        let expected = type_tag.and_then(steps::payload_field);
-        let mut payload = None;
-        for f in step.fields() {
-            let WireValue::Bytes(bytes) = f.value else {
-                continue;
-            };
-            if Some(f.number) == expected {
-                payload = Some((f.number, wire::Message::new(bytes)));
-                break;
-            }
-            if payload.is_none() && steps::kind_of_payload_field(f.number).is_some() {
-                payload = Some((f.number, wire::Message::new(bytes)));
-            }
-        }
+        let payload = results::payload_of(step, type_tag);
         let kind = payload
             .and_then(|(f, _)| steps::kind_of_payload_field(f))
             .or(type_tag)
@@ -219,6 +318,7 @@ impl<'a> StepView<'a> {
         StepView {
             kind,
             status,
+            step,
             metadata,
             error,
             payload,
@@ -232,10 +332,43 @@ impl<'a> StepView<'a> {
     fn timestamp(&self) -> Option<Timestamp> {
         read_timestamp(self.metadata.get_message(field::metadata::CREATED_AT)?)
     }
+
+    /// `step type N (NAME) is not understood; Step fields present: 1, 4, …`
+    fn not_understood_text(&self) -> String {
+        let mut numbers: Vec<u32> = self.step.fields().map(|f| f.number).collect();
+        numbers.sort_unstable();
+        numbers.dedup();
+        let numbers: Vec<String> = numbers.iter().map(u32::to_string).collect();
+        let name = match steps::kind_name(self.kind) {
+            Some(name) => format!(" ({name})"),
+            None => String::new(),
+        };
+        format!(
+            "step type {}{name} is not understood; Step fields present: {}",
+            self.kind,
+            numbers.join(", ")
+        )
+    }
+}
+
+/// The `step_type` of a system message: the unprefixed enum name, else the
+/// number.
+fn step_type_name(step_kind: u64) -> Cow<'static, str> {
+    match steps::kind_name(step_kind) {
+        Some(name) => Cow::Borrowed(name),
+        None => Cow::Owned(step_kind.to_string()),
+    }
 }
 
 impl Conversation {
-    fn step(&mut self, view: &StepView<'_>, idx: Option<i64>, out: &mut Vec<u8>) {
+    /// Writes the messages of one step; tells where a result's text must be
+    /// put once its spill file comes.
+    fn step(
+        &mut self,
+        view: &StepView<'_>,
+        idx: Option<i64>,
+        out: &mut Vec<u8>,
+    ) -> Option<SpilledResult> {
         let timestamp = view.timestamp();
         if self.first_step_time.is_none() {
             self.first_step_time = timestamp;
@@ -244,21 +377,58 @@ impl Conversation {
         match view.kind {
             kind::USER_INPUT => self.user_input(view, timestamp, out),
             kind::PLANNER_RESPONSE => self.planner_response(view, idx, timestamp, out),
-            kind::CHECKPOINT => {
-                let checkpoint = view.payload();
-                if let Some(title) = checkpoint
-                    .get_nonempty_str(field::checkpoint::CONVERSATION_TITLE)
-                    .or_else(|| checkpoint.get_nonempty_str(field::checkpoint::USER_INTENT))
-                {
-                    self.checkpoint_title = Some(title.into_owned());
+            step_kind => {
+                if step_kind == kind::CHECKPOINT {
+                    let checkpoint = view.payload();
+                    if let Some(title) = checkpoint
+                        .get_nonempty_str(field::checkpoint::CONVERSATION_TITLE)
+                        .or_else(|| checkpoint.get_nonempty_str(field::checkpoint::USER_INTENT))
+                    {
+                        self.checkpoint_title = Some(title.into_owned());
+                    }
+                }
+                let call = view.metadata.get_message(field::metadata::TOOL_CALL);
+                let bookkeeping = system::by_kind(step_kind)
+                    .filter(|_| call.is_none() || step_kind != kind::ERROR_MESSAGE);
+                if let Some(bookkeeping) = bookkeeping {
+                    if self.all {
+                        let content = bookkeeping.blocks(view.payload());
+                        self.system_message(step_kind, idx, timestamp, content, out);
+                    }
+                    return None;
+                }
+                let understood = view.payload.is_some_and(|(f, _)| results::understands(f));
+                if self.all && !understood {
+                    let text = Cow::Owned(view.not_understood_text());
+                    let content = vec![Block::text(text)];
+                    self.system_message(step_kind, idx, timestamp.clone(), content, out);
+                }
+                if let Some(call) = call {
+                    return self.tool_step(view, call, timestamp, out);
                 }
             }
-            kind::CONVERSATION_HISTORY | kind::SYSTEM_MESSAGE | kind::EPHEMERAL_MESSAGE => {}
-            _ => self.tool_step(view, timestamp, out),
         }
+        None
+    }
+
+    fn system_message(
+        &self,
+        step_kind: u64,
+        idx: Option<i64>,
+        timestamp: Option<String>,
+        content: Vec<Block<'_>>,
+        out: &mut Vec<u8>,
+    ) {
+        let message = Message {
+            step_type: Some(step_type_name(step_kind)),
+            idx,
+            ..new_message(&self.id, Role::System, timestamp, content)
+        };
+        write_json(out, &message);
     }
 
     fn user_input(&mut self, view: &StepView<'_>, timestamp: Option<String>, out: &mut Vec<u8>) {
+        use field::media;
         let input = view.payload();
         let text = user_text(input);
         let mut content = Vec::new();
@@ -266,18 +436,55 @@ impl Conversation {
             if self.first_user_text.is_none() {
                 self.first_user_text = Some(text.to_string());
             }
-            content.push(Block::Text { text });
+            content.push(Block::text(text));
         }
         for image in input.repeated_messages(field::user_input::IMAGES) {
             content.push(Block::Image {
                 source: ImageSource {
                     source_type: Cow::Borrowed("base64"),
                     media_type: image.get_nonempty_str(field::image::MIME_TYPE),
-                    data: image.get_str(field::image::BASE64_DATA).unwrap_or_default(),
+                    data: Some(image.get_str(field::image::BASE64_DATA).unwrap_or_default()),
+                    url: None,
                 },
             });
         }
-        write_message(out, &self.id, Role::User, timestamp, content);
+        // Media (grade B): inline bytes as base64, else the URI; an image
+        // type is an image block, anything else a document block.
+        for item in input.repeated_messages(field::user_input::MEDIA) {
+            let media_type = item.get_nonempty_str(media::MIME_TYPE);
+            let source = match (
+                item.get_bytes(media::INLINE_DATA).filter(|d| !d.is_empty()),
+                item.get_nonempty_str(media::URI),
+            ) {
+                (Some(data), _) => ImageSource {
+                    source_type: Cow::Borrowed("base64"),
+                    media_type,
+                    data: Some(Cow::Owned(message::base64_encode(data))),
+                    url: None,
+                },
+                (None, Some(uri)) => ImageSource {
+                    source_type: Cow::Borrowed("url"),
+                    media_type,
+                    data: None,
+                    url: Some(uri),
+                },
+                (None, None) => continue,
+            };
+            let is_image = source
+                .media_type
+                .as_deref()
+                .is_some_and(|t| t.starts_with("image/"));
+            content.push(if is_image {
+                Block::Image { source }
+            } else {
+                Block::Document { source }
+            });
+        }
+        let message = Message {
+            implicit: view.metadata.get_u64(field::metadata::SOURCE) == Some(source::USER_IMPLICIT),
+            ..new_message(&self.id, Role::User, timestamp, content)
+        };
+        write_json(out, &message);
     }
 
     fn planner_response(
@@ -303,7 +510,7 @@ impl Conversation {
             .get_nonempty_str(field::planner::RESPONSE)
             .or_else(|| planner.get_nonempty_str(field::planner::MODIFIED_RESPONSE))
         {
-            content.push(Block::Text { text });
+            content.push(Block::text(text));
         }
         for call in planner.repeated_messages(field::planner::TOOL_CALLS) {
             let id = call.get_str(field::tool_call::ID).unwrap_or_default();
@@ -345,14 +552,10 @@ impl Conversation {
             .filter(|&v| v != 0)
             .map(steps::stop_reason_name);
         let message = Message {
-            conversation: &self.id,
-            kind: "message",
-            role: Role::Assistant,
-            timestamp,
             model: model.map(Cow::Owned),
             stop_reason,
             usage,
-            content,
+            ..new_message(&self.id, Role::Assistant, timestamp, content)
         };
         write_json(out, &message);
     }
@@ -383,41 +586,114 @@ impl Conversation {
     }
 
     /// A step that executed a tool call gives that call's result once it has
-    /// settled; a step without a call gives nothing.
-    fn tool_step(&mut self, view: &StepView<'_>, timestamp: Option<String>, out: &mut Vec<u8>) {
-        let Some(call) = view.metadata.get_message(field::metadata::TOOL_CALL) else {
-            return;
-        };
+    /// settled; a step still in flight gives nothing.
+    fn tool_step(
+        &mut self,
+        view: &StepView<'_>,
+        call: wire::Message<'_>,
+        timestamp: Option<String>,
+        out: &mut Vec<u8>,
+    ) -> Option<SpilledResult> {
         if !steps::is_settled(view.status) {
-            return;
+            return None;
         }
         let id = call.get_str(field::tool_call::ID).unwrap_or_default();
         let outcome = match view.payload {
-            Some((payload_field, payload)) => payload_outcome(payload_field, payload),
-            None => Outcome::text(Cow::Borrowed("")),
+            Some((payload_field, payload)) => results::outcome(payload_field, payload),
+            None => Outcome::default(),
         };
-        let details_text = view.error.and_then(error_text);
+        let details_text = view.error.and_then(results::error_text);
         let is_error = steps::is_failure(view.status) || details_text.is_some() || outcome.failed;
-        let content = match details_text.or(outcome.error_text) {
+        let replaced = details_text.or(outcome.error_text);
+        let spill_path = outcome
+            .full_output_uri
+            .as_deref()
+            .filter(|_| replaced.is_none())
+            .and_then(|uri| self.brain_path(uri));
+        let content = match replaced {
             Some(text) => ResultContent::Text(text),
             None => outcome.content,
         };
-        let block = if self.open_calls.remove(&*id) {
-            Block::ToolResult {
+        if !self.open_calls.remove(&*id) {
+            let text = message::orphan_result_text(&id, &content.to_text(), is_error);
+            let block = Block::text(Cow::Owned(text));
+            write_json(
+                out,
+                &new_message(&self.id, Role::User, timestamp, vec![block]),
+            );
+            return None;
+        }
+        let Some(path) = spill_path else {
+            let block = Block::ToolResult {
                 tool_use_id: id,
                 content,
                 is_error,
-            }
-        } else {
-            Block::Text {
-                text: Cow::Owned(message::orphan_result_text(
-                    &id,
-                    &content.to_text(),
-                    is_error,
-                )),
-            }
+            };
+            write_json(
+                out,
+                &new_message(&self.id, Role::User, timestamp, vec![block]),
+            );
+            return None;
         };
-        write_message(out, &self.id, Role::User, timestamp, vec![block]);
+        // The text goes in later: write the message with empty content and
+        // remember where that content starts.
+        let fallback = content.to_text().into_owned();
+        let block = Block::ToolResult {
+            tool_use_id: id,
+            content: ResultContent::default(),
+            is_error,
+        };
+        let start = out.len();
+        write_json(
+            out,
+            &new_message(&self.id, Role::User, timestamp, vec![block]),
+        );
+        // Every other "content" key is followed by `[`, and quotes inside
+        // strings are escaped, so this finds the result's.
+        const EMPTY_CONTENT: &[u8] = b"\"content\":\"\"";
+        let at = memchr::memmem::rfind(&out[start..], EMPTY_CONTENT)
+            .expect("a result message with empty content holds it")
+            + EMPTY_CONTENT.len()
+            - 1;
+        Some(SpilledResult { at, path, fallback })
+    }
+
+    /// The brain-relative path a `full_output_uri` names: the part after
+    /// `brain/<this conversation>/`, or the text itself when it is already
+    /// relative (`steps/12/output.txt`). `None` for anywhere else, since
+    /// the row stream carries only this conversation's brain files.
+    fn brain_path(&self, uri: &str) -> Option<String> {
+        let path = message::uri_to_path(uri);
+        if let Some(at) = path.rfind("/brain/") {
+            let rest = &path[at + "/brain/".len()..];
+            let (dir, inside) = rest.split_once('/')?;
+            let ours = dir == self.id || Some(dir) == self.cascade_id.as_deref();
+            return (ours && !inside.is_empty()).then(|| inside.to_string());
+        }
+        let relative = !path.is_empty() && !path.starts_with('/') && !path.contains("://");
+        relative.then_some(path)
+    }
+
+    /// A brain file of the row stream: kept when a waiting result names it.
+    fn file(&mut self, path: &str, content: &FileContent<'_>) -> Result<()> {
+        let Some(waiting) = self.waiting.as_mut() else {
+            return Ok(());
+        };
+        let Some(slot) = waiting.files.get_mut(path) else {
+            return Ok(());
+        };
+        let start = waiting.texts.len();
+        match content {
+            FileContent::Text(text) => waiting.texts.append_json_str_body(text)?,
+            FileContent::Hex(hex_text) => {
+                let bytes = crate::record::decode_hex(hex_text)?;
+                waiting
+                    .texts
+                    .append_json_str_body(&String::from_utf8_lossy(&bytes))?
+            }
+        }
+        *slot = Some(start..waiting.texts.len());
+        Ok(())
     }
 
     fn read_trajectory_metadata(&mut self, data: &[u8]) {
@@ -444,6 +720,9 @@ impl Conversation {
         {
             self.created_at = Some(ts);
         }
+        if let Some(parent) = meta.get_nonempty_str(field::trajectory::PARENT_CONVERSATION_ID) {
+            self.parent_conversation_id = Some(parent.into_owned());
+        }
     }
 
     fn read_generator_metadata(&mut self, data: &[u8]) {
@@ -458,205 +737,44 @@ impl Conversation {
             self.models_by_step.insert(idx as i64, name.to_string());
         }
     }
-}
 
-/// What a tool step's payload says about its result.
-struct Outcome<'a> {
-    content: ResultContent<'a>,
-    /// The payload itself reports a failure (exit code, search error, ...).
-    failed: bool,
-    /// Text to show instead of `content` when the step failed.
-    error_text: Option<Cow<'a, str>>,
-}
-
-impl<'a> Outcome<'a> {
-    fn text(text: Cow<'a, str>) -> Outcome<'a> {
-        Outcome {
-            content: ResultContent::Text(text),
-            failed: false,
-            error_text: None,
-        }
-    }
-}
-
-/// The result of each step kind that can execute a tool call, by the Step
-/// field its payload lives in. A kind missing here still gives a result —
-/// an empty one — so no call is left without its answer.
-fn payload_outcome(payload_field: u32, payload: wire::Message<'_>) -> Outcome<'_> {
-    match payload_field {
-        field::step::RUN_COMMAND => run_command_outcome(payload),
-        field::step::VIEW_FILE => {
-            use field::view_file::*;
-            Outcome::text(
-                payload
-                    .get_str(CONTENT)
-                    .or_else(|| payload.get_str(RAW_CONTENT))
-                    .unwrap_or_default(),
-            )
-        }
-        field::step::LIST_DIRECTORY => list_directory_outcome(payload),
-        field::step::GREP_SEARCH => {
-            use field::grep_search::*;
-            let mut outcome = Outcome::text(payload.get_str(RAW_OUTPUT).unwrap_or_default());
-            if let Some(error) = payload.get_nonempty_str(GREP_ERROR) {
-                outcome.failed = true;
-                outcome.error_text = Some(error);
-            }
-            outcome
-        }
-        field::step::CODE_ACTION => code_action_outcome(payload),
-        field::step::MCP_TOOL => Outcome::text(
-            payload
-                .get_str(field::mcp_tool::RESULT_STRING)
-                .unwrap_or_default(),
-        ),
-        field::step::GENERIC => Outcome::text(
-            payload
-                .get_message(field::generic::RESULT)
-                .and_then(|r| r.get_str(field::generic::RESULT_TEXT))
-                .unwrap_or_default(),
-        ),
-        field::step::ERROR_MESSAGE => {
-            let text = payload
-                .get_message(field::error_message::ERROR)
-                .and_then(error_text);
-            Outcome {
-                content: ResultContent::default(),
-                failed: true,
-                error_text: text,
-            }
-        }
-        _ => Outcome::text(Cow::Borrowed("")),
-    }
-}
-
-fn run_command_outcome(payload: wire::Message<'_>) -> Outcome<'_> {
-    use field::run_command::*;
-    let output_of = |f: u32| {
-        payload.get_message(f).and_then(|o| {
-            o.get_str(OUTPUT_FULL)
-                .or_else(|| o.get_str(OUTPUT_TRUNCATED))
-        })
-    };
-    let text = output_of(COMBINED_OUTPUT)
-        .or_else(|| output_of(STDOUT_OUTPUT))
-        .unwrap_or_else(
-            || match (payload.get_str(STDOUT), payload.get_str(STDERR)) {
-                (Some(out), Some(err)) => Cow::Owned(format!("{out}{err}")),
-                (Some(one), None) | (None, Some(one)) => one,
-                (None, None) => Cow::Borrowed(""),
-            },
-        );
-    let mut outcome = Outcome::text(text);
-    outcome.failed = payload.get_i32(EXIT_CODE).is_some_and(|code| code != 0);
-    outcome
-}
-
-/// A listing is structured: `[{"name":…,"is_dir":…,"num_children":…,
-/// "size_bytes":…}]` with each key only when its field is present, or the
-/// plain `children` names as an array of strings.
-fn list_directory_outcome(payload: wire::Message<'_>) -> Outcome<'_> {
-    use field::list_directory::*;
-    if payload.get_bool(DIR_NOT_FOUND) == Some(true) {
-        let path = payload
-            .get_nonempty_str(DIRECTORY_PATH_URI)
-            .map(|u| message::uri_to_path(&u));
-        let text = match path {
-            Some(path) => format!("directory not found: {path}"),
-            None => "directory not found".to_string(),
+    /// A `parent_references` row: kept when it is a fork (FORK or
+    /// SUBAGENT_FORK, grade B) naming a conversation or trajectory.
+    fn read_reference(&mut self, data: &[u8]) {
+        use field::reference::*;
+        let reference = wire::Message::new(data);
+        let reference_type = match reference.get_u64(REFERENCE_TYPE) {
+            Some(FORK) => "FORK",
+            Some(SUBAGENT_FORK) => "SUBAGENT_FORK",
+            _ => return,
         };
-        return Outcome {
-            content: ResultContent::default(),
-            failed: true,
-            error_text: Some(Cow::Owned(text)),
+        let fork = ForkedFrom {
+            conversation_id: reference
+                .get_nonempty_str(CONVERSATION_ID)
+                .map(Cow::into_owned),
+            step_index: reference.get_i32(STEP_INDEX).map(i64::from),
+            trajectory_id: reference
+                .get_nonempty_str(TRAJECTORY_ID)
+                .map(Cow::into_owned),
+            reference_type: Some(reference_type.to_string()),
         };
-    }
-    let mut entries = Vec::new();
-    for result in payload.repeated_messages(RESULTS) {
-        let mut entry = Map::new();
-        if let Some(name) = result.get_str(RESULT_NAME) {
-            entry.insert("name".into(), Value::String(name.into_owned()));
+        if fork.conversation_id.is_some() || fork.trajectory_id.is_some() {
+            self.references.push(fork);
         }
-        if let Some(is_dir) = result.get_bool(RESULT_IS_DIR) {
-            entry.insert("is_dir".into(), Value::Bool(is_dir));
-        }
-        if let Some(n) = result.get_u64(RESULT_NUM_CHILDREN) {
-            entry.insert("num_children".into(), Value::from(n));
-        }
-        if let Some(n) = result.get_u64(RESULT_SIZE_BYTES) {
-            entry.insert("size_bytes".into(), Value::from(n));
-        }
-        entries.push(Value::Object(entry));
     }
-    if entries.is_empty() {
-        entries.extend(
-            payload
-                .repeated_bytes(CHILDREN)
-                .map(|b| Value::String(String::from_utf8_lossy(b).into_owned())),
-        );
-    }
-    Outcome {
-        content: ResultContent::Structured(Value::Array(entries)),
-        failed: false,
-        error_text: None,
-    }
-}
 
-/// An edit or file creation: `{"file":…,"created":true}` or
-/// `{"file":…,"edited":true}`; empty text when the step names no file.
-fn code_action_outcome(payload: wire::Message<'_>) -> Outcome<'_> {
-    use field::code_action::*;
-    let edit = payload
-        .get_message(ACTION_RESULT)
-        .and_then(|r| r.get_message(RESULT_EDIT));
-    let spec = payload.get_message(ACTION_SPEC);
-    let create_spec = spec.and_then(|s| s.get_message(SPEC_CREATE_FILE));
-    let spec_path = create_spec
-        .and_then(|c| c.get_message(CREATE_PATH))
-        .or_else(|| {
-            spec.and_then(|s| s.get_message(SPEC_COMMAND))
-                .and_then(|c| c.get_message(COMMAND_FILE))
-        })
-        .and_then(|p| {
-            p.get_nonempty_str(PATH_URI)
-                .or_else(|| p.get_nonempty_str(PATH_LEGACY))
-        });
-    let Some(uri) = edit
-        .and_then(|e| e.get_nonempty_str(EDIT_ABSOLUTE_URI))
-        .or(spec_path)
-    else {
-        return Outcome::text(Cow::Borrowed(""));
-    };
-    let created = match edit {
-        Some(edit) => edit.get_bool(EDIT_CREATE_FILE) == Some(true),
-        None => create_spec.is_some(),
-    };
-    let mut object = Map::new();
-    object.insert("file".into(), Value::String(message::uri_to_path(&uri)));
-    object.insert(
-        if created { "created" } else { "edited" }.into(),
-        Value::Bool(true),
-    );
-    Outcome {
-        content: ResultContent::Structured(Value::Object(object)),
-        failed: false,
-        error_text: None,
+    /// The latest fork reference that names another conversation (a
+    /// rewind's reference names the conversation itself).
+    fn forked_from(&self) -> Option<ForkedFrom> {
+        self.references
+            .iter()
+            .rev()
+            .find(|r| {
+                let own = r.conversation_id.as_deref();
+                own.is_none() || (own != Some(&self.id) && own != self.cascade_id.as_deref())
+            })
+            .cloned()
     }
-}
-
-/// The text of CortexErrorDetails: the model-facing message first, then
-/// the user-facing one, the short and the full error. `None` when all are
-/// empty.
-fn error_text(details: wire::Message<'_>) -> Option<Cow<'_, str>> {
-    use field::error_details::*;
-    [
-        MODEL_ERROR_MESSAGE,
-        USER_ERROR_MESSAGE,
-        SHORT_ERROR,
-        FULL_ERROR,
-    ]
-    .into_iter()
-    .find_map(|f| details.get_nonempty_str(f))
 }
 
 /// The prompt: `user_response`, else the text items, else the legacy query.
@@ -698,28 +816,30 @@ pub fn read_timestamp(ts: wire::Message<'_>) -> Option<Timestamp> {
 }
 
 /// A title from the first user text: its first [`TITLE_CHARS`] characters.
-fn title_from_text(text: &str) -> String {
+pub fn title_from_text(text: &str) -> String {
     text.trim().chars().take(TITLE_CHARS).collect()
 }
 
-fn write_message(
-    out: &mut Vec<u8>,
-    conversation: &str,
+/// A message with only what every message has.
+fn new_message<'a>(
+    conversation: &'a str,
     role: Role,
     timestamp: Option<String>,
-    content: Vec<Block<'_>>,
-) {
-    let message = Message {
+    content: Vec<Block<'a>>,
+) -> Message<'a> {
+    Message {
         conversation,
         kind: "message",
         role,
+        step_type: None,
+        idx: None,
+        implicit: false,
         timestamp,
         model: None,
         stop_reason: None,
         usage: None,
         content,
-    };
-    write_json(out, &message);
+    }
 }
 
 fn write_json(out: &mut Vec<u8>, value: &impl serde::Serialize) {
@@ -744,11 +864,8 @@ fn hex_into(row: &RowCells<'_>, column: &str, buf: &mut Vec<u8>) -> Result<bool>
         Some(JsonCell::Plain(h)) | Some(JsonCell::Blob(h)) => h,
         _ => return Ok(false),
     };
-    buf.clear();
-    buf.resize(hex_text.len() / 2, 0);
-    if hex_text.len() % 2 != 0 || hex::decode_to_slice(hex_text.as_bytes(), buf).is_err() {
-        return Err(Error::data(format!("column {column}: bad hex")));
-    }
+    crate::record::decode_hex_into(hex_text, buf)
+        .map_err(|e| e.context(format!("column {column}")))?;
     Ok(true)
 }
 

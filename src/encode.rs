@@ -5,7 +5,7 @@
 //! arrives (or, still PENDING, when the conversation ends without one). What
 //! is held between records is the calls still waiting for a result, the
 //! conversation's `meta` fields, and the brain transcripts, which grow in a
-//! [`Spill`] that moves to a temporary file once it is large.
+//! [`Spool`] that moves to a temporary file once it is large.
 //!
 //! The step encoding follows agy 1.0.16 (the seed's and TX's fixtures):
 //! typed kinds for Bash/Read/Write/Edit, GENERIC for every other tool.
@@ -14,22 +14,23 @@
 
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::decode;
 use crate::error::{Error, Result};
 use crate::io::Output;
 use crate::json;
-use crate::message::{self, Block, InputRecord, ResultContent, Role, ToolInput, Usage};
+use crate::message::{
+    self, Block, ForkedFrom, ImageSource, InputRecord, ResultContent, Role, ToolInput, Usage,
+};
 use crate::record::{self, Cell, Column};
+use crate::spool::Spool;
 use crate::steps::{self, field, kind, source, status};
 use crate::store;
+use crate::system;
 use crate::time::Timestamp;
 use crate::tools::{self, ArgList};
 use crate::wire::Writer;
@@ -172,6 +173,8 @@ struct MetaFields {
     cwd: Option<String>,
     git_branch: Option<String>,
     title: Option<String>,
+    parent_conversation_id: Option<String>,
+    forked_from: Option<ForkedFrom>,
 }
 
 struct Conversation {
@@ -179,8 +182,13 @@ struct Conversation {
     next_idx: i64,
     open_calls: Vec<OpenCall>,
     meta: MetaFields,
-    transcript: Spill,
-    transcript_full: Spill,
+    /// The title agy-decode would derive from the steps written so far
+    /// (latest checkpoint title, else the first user text), so the meta
+    /// record's title costs a checkpoint step only when it differs.
+    checkpoint_title: Option<String>,
+    first_user_text: Option<String>,
+    transcript: Transcript,
+    transcript_full: Transcript,
 }
 
 /// One step about to be written.
@@ -238,8 +246,10 @@ impl Conversation {
             next_idx: 0,
             open_calls: Vec::new(),
             meta: MetaFields::default(),
-            transcript: Spill::default(),
-            transcript_full: Spill::default(),
+            checkpoint_title: None,
+            first_user_text: None,
+            transcript: Transcript::default(),
+            transcript_full: Transcript::default(),
         }
     }
 
@@ -258,7 +268,17 @@ impl Conversation {
             .map_err(Error::data)?;
         let content = record.content.unwrap_or_default();
         match role {
-            Role::User => self.user_message(content, timestamp, steps),
+            Role::User => {
+                let implicit = record.implicit == Some(true);
+                self.user_message(content, timestamp, implicit, steps)
+            }
+            Role::System => self.system_message(
+                record.step_type.as_deref(),
+                record.idx,
+                &content,
+                timestamp,
+                steps,
+            ),
             Role::Assistant => self.assistant_message(
                 content,
                 timestamp,
@@ -285,75 +305,143 @@ impl Conversation {
             cwd: record.cwd,
             git_branch: record.git_branch,
             title: record.title,
+            parent_conversation_id: record.parent_conversation_id,
+            forked_from: record.forked_from,
         };
+        if let Some(fork) = &self.meta.forked_from {
+            fork_reference(fork)?;
+        }
         Ok(())
     }
 
-    /// Text and images become one USER_INPUT step; each tool result becomes
-    /// its call's tool step, in the order the blocks come.
+    /// A bookkeeping step of the kind `step_type` names, its text blocks in
+    /// the payload fields they name (FORMAT.md 7). A kind without a known
+    /// payload (a step agy-decode did not understand) cannot be rebuilt and
+    /// is left out. The step goes at the message's `idx` when that is still
+    /// free, so a round trip keeps the numbering.
+    fn system_message(
+        &mut self,
+        step_type: Option<&str>,
+        idx: Option<i64>,
+        content: &[Block<'_>],
+        timestamp: Option<Timestamp>,
+        steps: &mut StepWriter<'_>,
+    ) -> Result<()> {
+        let name = step_type.ok_or_else(|| Error::data("system message has no \"step_type\""))?;
+        let step_kind = steps::kind_by_name(name)
+            .or_else(|| name.parse::<u64>().ok().filter(|n| n.to_string() == name))
+            .ok_or_else(|| Error::data(format!("unknown step_type {name:?}")))?;
+        let Some(bookkeeping) = system::by_kind(step_kind) else {
+            return Ok(());
+        };
+        let mut texts = Vec::with_capacity(content.len());
+        for block in content {
+            let Block::Text { text, field } = block else {
+                return Err(Error::data("a system message holds only text blocks"));
+            };
+            let field = field.as_deref().unwrap_or(bookkeeping.default_field());
+            texts.push((field, &**text));
+        }
+        let payload = bookkeeping
+            .payload(&texts)
+            .map_err(|e| Error::data(format!("{name} message: {e}")))?;
+        if step_kind == kind::CHECKPOINT {
+            let last = |name: &str| {
+                texts
+                    .iter()
+                    .rev()
+                    .find(|(f, _)| *f == name)
+                    .map(|(_, t)| *t)
+                    .filter(|t| !t.is_empty())
+            };
+            if let Some(title) = last("conversation_title").or_else(|| last("user_intent")) {
+                self.checkpoint_title = Some(title.to_string());
+            }
+        }
+        if let Some(idx) = idx {
+            self.next_idx = self.next_idx.max(idx);
+        }
+        let mut joined = String::new();
+        for (_, text) in &texts {
+            join(&mut joined, text);
+        }
+        self.write_step(
+            steps,
+            Step {
+                kind: step_kind,
+                status: status::DONE,
+                metadata: metadata(timestamp, source::SYSTEM).into_bytes(),
+                error: None,
+                payload_field: bookkeeping.payload_field,
+                payload,
+                line: TranscriptLine::new(
+                    source::SYSTEM,
+                    step_kind,
+                    status::DONE,
+                    timestamp,
+                    (!joined.is_empty()).then_some(Cow::Owned(joined)),
+                ),
+            },
+        )
+    }
+
+    /// Text, images and documents become one USER_INPUT step; each tool
+    /// result becomes its call's tool step, in the order the blocks come.
     fn user_message(
         &mut self,
         content: Vec<Block<'_>>,
         timestamp: Option<Timestamp>,
+        implicit: bool,
         steps: &mut StepWriter<'_>,
     ) -> Result<()> {
-        let mut text = String::new();
-        let mut images: Vec<Vec<u8>> = Vec::new();
+        let mut input = UserInput::default();
         let mut wrote_input = false;
         let empty = content.is_empty();
         for block in content {
             match block {
-                Block::Text { text: t } => join(&mut text, &t),
-                Block::Image { source } => {
-                    if source.source_type != "base64" {
-                        return Err(Error::data(format!(
-                            "image source type {:?} is not supported (only base64)",
-                            source.source_type
-                        )));
-                    }
-                    let mut image = Writer::new();
-                    image.string(field::image::BASE64_DATA, &source.data);
-                    if let Some(media_type) = &source.media_type {
-                        image.string(field::image::MIME_TYPE, media_type);
-                    }
-                    images.push(image.into_bytes());
-                }
+                Block::Text { text: t, .. } => join(&mut input.text, &t),
+                Block::Image { source } => input.attach(&source, true)?,
+                Block::Document { source } => input.attach(&source, false)?,
                 Block::ToolResult {
                     tool_use_id,
                     content,
                     is_error,
                 } => {
-                    if !text.is_empty() || !images.is_empty() {
-                        self.user_input(
-                            &std::mem::take(&mut text),
-                            &std::mem::take(&mut images),
-                            timestamp,
-                            steps,
-                        )?;
+                    if !input.is_empty() {
+                        self.user_input(&std::mem::take(&mut input), implicit, timestamp, steps)?;
                         wrote_input = true;
                     }
                     self.tool_result(&tool_use_id, &content, is_error, timestamp, steps)?;
                 }
                 Block::Thinking { .. } | Block::ToolUse { .. } => {
                     return Err(Error::data(
-                        "a user message holds only text, image and tool_result blocks",
+                        "a user message holds only text, image, document and tool_result blocks",
                     ));
                 }
             }
         }
-        if !text.is_empty() || !images.is_empty() || (empty && !wrote_input) {
-            self.user_input(&text, &images, timestamp, steps)?;
+        if !input.is_empty() || (empty && !wrote_input) {
+            self.user_input(&input, implicit, timestamp, steps)?;
         }
         Ok(())
     }
 
     fn user_input(
         &mut self,
-        text: &str,
-        images: &[Vec<u8>],
+        input: &UserInput,
+        implicit: bool,
         timestamp: Option<Timestamp>,
         steps: &mut StepWriter<'_>,
     ) -> Result<()> {
+        let text = input.text.as_str();
+        if self.first_user_text.is_none() && !text.is_empty() {
+            self.first_user_text = Some(text.to_string());
+        }
+        let step_source = if implicit {
+            source::USER_IMPLICIT
+        } else {
+            source::USER_EXPLICIT
+        };
         let mut payload = Writer::new();
         if !text.is_empty() {
             payload.string(field::user_input::USER_RESPONSE, text);
@@ -361,8 +449,11 @@ impl Conversation {
                 item.string(field::user_input::ITEM_TEXT, text);
             });
         }
-        for image in images {
+        for image in &input.images {
             payload.bytes(field::user_input::IMAGES, image);
+        }
+        for media in &input.media {
+            payload.bytes(field::user_input::MEDIA, media);
         }
         let content = (!text.is_empty())
             .then(|| Cow::Owned(format!("<USER_REQUEST>\n{text}\n</USER_REQUEST>")));
@@ -371,12 +462,12 @@ impl Conversation {
             Step {
                 kind: kind::USER_INPUT,
                 status: status::DONE,
-                metadata: metadata(timestamp, source::USER_EXPLICIT).into_bytes(),
+                metadata: metadata(timestamp, step_source).into_bytes(),
                 error: None,
                 payload_field: field::step::USER_INPUT,
                 payload: payload.into_bytes(),
                 line: TranscriptLine::new(
-                    source::USER_EXPLICIT,
+                    step_source,
                     kind::USER_INPUT,
                     status::DONE,
                     timestamp,
@@ -411,9 +502,9 @@ impl Conversation {
                         signature = Some(s.into_owned());
                     }
                 }
-                Block::Text { text } => join(&mut response, &text),
-                // agy has no assistant images; keep a trace rather than drop.
-                Block::Image { source } => join(
+                Block::Text { text, .. } => join(&mut response, &text),
+                // agy has no assistant media; keep a trace rather than drop.
+                Block::Image { source } | Block::Document { source } => join(
                     &mut response,
                     &format!(
                         "[image: {}]",
@@ -582,8 +673,11 @@ impl Conversation {
                 self.tool_step(&call, Some((content, is_error)), timestamp, steps)
             }
             None => {
-                let text = message::orphan_result_text(tool_use_id, &content.to_text(), is_error);
-                self.user_input(&text, &[], timestamp, steps)
+                let input = UserInput {
+                    text: message::orphan_result_text(tool_use_id, &content.to_text(), is_error),
+                    ..UserInput::default()
+                };
+                self.user_input(&input, false, timestamp, steps)
             }
         }
     }
@@ -646,7 +740,16 @@ impl Conversation {
         for call in std::mem::take(&mut self.open_calls) {
             self.tool_step(&call, None, call.timestamp, steps)?;
         }
-        if let Some(title) = self.meta.title.take() {
+        let derived_title = self
+            .checkpoint_title
+            .clone()
+            .or_else(|| self.first_user_text.as_deref().map(decode::title_from_text));
+        if let Some(title) = self
+            .meta
+            .title
+            .take()
+            .filter(|t| Some(t) != derived_title.as_ref())
+        {
             let mut checkpoint = Writer::new();
             checkpoint
                 .string(field::checkpoint::USER_INTENT, &title)
@@ -693,6 +796,26 @@ impl Conversation {
                 Cell::Blob(Cow::Borrowed(&blob)),
             ],
         );
+        if let Some(fork) = &self.meta.forked_from {
+            let reference = fork_reference(fork)?;
+            let columns = [
+                Column {
+                    name: "idx".into(),
+                    blob_affinity: false,
+                },
+                Column {
+                    name: "data".into(),
+                    blob_affinity: true,
+                },
+            ];
+            record::write_row(
+                out.buf(),
+                &self.id,
+                "parent_references",
+                &columns,
+                [Cell::Integer(0), Cell::Blob(Cow::Borrowed(&reference))],
+            );
+        }
         self.transcript
             .write_file_record(out, &self.id, TRANSCRIPT)?;
         self.transcript_full
@@ -717,6 +840,9 @@ impl Conversation {
         }
         if let Some(ts) = meta.timestamp {
             blob.message(CREATED_AT, |t| timestamp_fields(t, ts));
+        }
+        if let Some(parent) = &meta.parent_conversation_id {
+            blob.string(PARENT_CONVERSATION_ID, parent);
         }
         blob.string(ROOT_CONVERSATION_ID, &self.id);
         if let Some(cwd) = &meta.cwd {
@@ -769,6 +895,99 @@ impl Conversation {
     }
 }
 
+/// What one USER_INPUT step will hold.
+#[derive(Default)]
+struct UserInput {
+    text: String,
+    /// Encoded ImageData (field 5).
+    images: Vec<Vec<u8>>,
+    /// Encoded Media (field 9). Once one is written, later images go here
+    /// too, because agy-decode reads field 5 before field 9 and the blocks
+    /// must come back in their order.
+    media: Vec<Vec<u8>>,
+}
+
+impl UserInput {
+    fn is_empty(&self) -> bool {
+        self.text.is_empty() && self.images.is_empty() && self.media.is_empty()
+    }
+
+    /// An image or document block: a base64 image as ImageData, anything
+    /// else (a URL, a document, an image after those) as Media.
+    fn attach(&mut self, source: &ImageSource<'_>, image: bool) -> Result<()> {
+        let missing = |key: &str| {
+            Error::data(format!(
+                "{} source of type {:?} has no \"{key}\"",
+                if image { "image" } else { "document" },
+                source.source_type
+            ))
+        };
+        match &*source.source_type {
+            "base64" if image && self.media.is_empty() => {
+                let data = source.data.as_deref().ok_or_else(|| missing("data"))?;
+                let mut item = Writer::new();
+                item.string(field::image::BASE64_DATA, data);
+                if let Some(media_type) = &source.media_type {
+                    item.string(field::image::MIME_TYPE, media_type);
+                }
+                self.images.push(item.into_bytes());
+            }
+            "base64" => {
+                let data = source.data.as_deref().ok_or_else(|| missing("data"))?;
+                let bytes = message::base64_decode(data)
+                    .ok_or_else(|| Error::data("media data is not padded standard base64"))?;
+                let mut item = Writer::new();
+                if let Some(media_type) = &source.media_type {
+                    item.string(field::media::MIME_TYPE, media_type);
+                }
+                item.bytes(field::media::INLINE_DATA, &bytes);
+                self.media.push(item.into_bytes());
+            }
+            "url" => {
+                let url = source.url.as_deref().ok_or_else(|| missing("url"))?;
+                let mut item = Writer::new();
+                if let Some(media_type) = &source.media_type {
+                    item.string(field::media::MIME_TYPE, media_type);
+                }
+                item.string(field::media::URI, url);
+                self.media.push(item.into_bytes());
+            }
+            other => {
+                return Err(Error::data(format!(
+                    "source type {other:?} is not supported (only base64 and url)"
+                )))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The CortexTrajectoryReference of a `forked_from` object.
+fn fork_reference(fork: &ForkedFrom) -> Result<Vec<u8>> {
+    use field::reference::*;
+    let reference_type = match fork.reference_type.as_deref() {
+        None | Some("FORK") => FORK,
+        Some("SUBAGENT_FORK") => SUBAGENT_FORK,
+        Some(other) => {
+            return Err(Error::data(format!(
+                "forked_from reference_type {other:?} is neither FORK nor SUBAGENT_FORK"
+            )))
+        }
+    };
+    let mut reference = Writer::new();
+    if let Some(trajectory) = &fork.trajectory_id {
+        reference.string(TRAJECTORY_ID, trajectory);
+    }
+    if let Some(step) = fork.step_index {
+        reference.int64(STEP_INDEX, step);
+    }
+    reference.varint(REFERENCE_TYPE, reference_type);
+    if let Some(conversation) = &fork.conversation_id {
+        reference.string(CONVERSATION_ID, conversation);
+    }
+    Ok(reference.into_bytes())
+}
+
 /// Which step kind carries a tool result, with what it needs.
 enum Carrier {
     RunCommand(Option<String>),
@@ -779,6 +998,8 @@ enum Carrier {
         created: bool,
     },
     ListDirectory(Vec<Value>),
+    /// A deleted file (FILE_CHANGE, the only kind that says so).
+    FileDeleted(String),
     Generic(Option<String>),
 }
 
@@ -806,11 +1027,15 @@ impl Carrier {
             if let Some(entries) = listing(value) {
                 return Carrier::ListDirectory(entries.to_vec());
             }
-            if let Some((file, created)) = code_action_outcome(value) {
-                return Carrier::CodeAction {
-                    file: Some(file.to_string()),
-                    created,
-                };
+            match file_outcome(value) {
+                Some((file, "deleted")) => return Carrier::FileDeleted(file.to_string()),
+                Some((file, what)) => {
+                    return Carrier::CodeAction {
+                        file: Some(file.to_string()),
+                        created: what == "created",
+                    }
+                }
+                None => {}
             }
         }
         Carrier::for_call(native_name, generic, Some(content.to_text().into_owned()))
@@ -960,6 +1185,17 @@ impl Carrier {
                     payload.into_bytes(),
                 )
             }
+            Carrier::FileDeleted(file) => {
+                use field::file_change::*;
+                payload
+                    .string(ABSOLUTE_PATH_URI, &message::path_to_uri(&file))
+                    .varint(FILE_CHANGE_TYPE, DELETE);
+                (
+                    kind::FILE_CHANGE,
+                    field::step::FILE_CHANGE,
+                    payload.into_bytes(),
+                )
+            }
             Carrier::Generic(text) => {
                 use field::generic::*;
                 for (key, value) in args {
@@ -1011,9 +1247,9 @@ fn listing(value: &Value) -> Option<&[Value]> {
     (all_names || all_results).then_some(entries)
 }
 
-/// `{"file":…,"created":true}` or `{"file":…,"edited":true}`, in that key
-/// order, as decode writes it.
-fn code_action_outcome(value: &Value) -> Option<(&str, bool)> {
+/// `{"file":…,"created"|"edited"|"deleted":true}`, in that key order, as
+/// decode writes it: the file and what happened to it.
+fn file_outcome(value: &Value) -> Option<(&str, &str)> {
     let object = value.as_object()?;
     let mut entries = object.iter();
     let (Some((first, file)), Some((flag, truth)), None) =
@@ -1026,8 +1262,7 @@ fn code_action_outcome(value: &Value) -> Option<(&str, bool)> {
     }
     let file = file.as_str()?;
     match flag.as_str() {
-        "created" => Some((file, true)),
-        "edited" => Some((file, false)),
+        what @ ("created" | "edited" | "deleted") => Some((file, what)),
         _ => None,
     }
 }
@@ -1154,65 +1389,23 @@ fn truncate(text: &str) -> Cow<'_, str> {
     ))
 }
 
-/// The JSON-escaped text of a file record being built, held in memory up to
-/// [`Spill::IN_MEMORY`] bytes and in a temporary file beyond, so that a long
-/// conversation's transcript does not pin its size in memory.
+/// The JSON-escaped text of a brain transcript being built, in a [`Spool`]
+/// so that a long conversation's transcript does not pin its size in memory.
 #[derive(Default)]
-struct Spill {
-    buf: Vec<u8>,
-    file: Option<File>,
-    /// The temporary file's path while it still has one (on Unix it is
-    /// unlinked as soon as it is open).
-    path: Option<PathBuf>,
+struct Transcript {
+    text: Spool,
 }
 
-/// Numbers the temporary files of this process.
-static SPILLS: AtomicU64 = AtomicU64::new(0);
-
-impl Spill {
-    const IN_MEMORY: usize = 1 << 20;
-    const CHUNK: usize = 1 << 16;
-
+impl Transcript {
     /// Appends `line` and a newline, escaped for a JSON string.
     fn push_line(&mut self, line: &TranscriptLine<'_>) -> Result<()> {
         let text = serde_json::to_string(line).expect("a transcript line serializes");
-        let start = self.buf.len();
-        json::write_str(&mut self.buf, &text);
-        // Keep the escaped body without the quotes json::write_str adds.
-        self.buf.remove(start);
-        self.buf.pop();
-        self.buf.extend_from_slice(b"\\n");
-        if self.buf.len() > Self::IN_MEMORY {
-            self.spill()?;
-        }
-        Ok(())
-    }
-
-    fn spill(&mut self) -> Result<()> {
-        if self.file.is_none() {
-            let n = SPILLS.fetch_add(1, Ordering::Relaxed);
-            let path =
-                std::env::temp_dir().join(format!("agy-encode-{}-{n}.spill", std::process::id()));
-            let file = File::options()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .open(&path)
-                .map_err(|e| Error::io(path.display(), e))?;
-            // Where the system allows it, the open file outlives its name and
-            // nothing is left behind if the process dies.
-            self.path = std::fs::remove_file(&path).is_err().then_some(path);
-            self.file = Some(file);
-        }
-        let file = self.file.as_mut().expect("just created");
-        file.write_all(&self.buf)
-            .map_err(|e| Error::io("temporary transcript file", e))?;
-        self.buf.clear();
-        Ok(())
+        self.text.append_json_str_body(&text)?;
+        self.text.append(b"\\n")
     }
 
     /// Writes `{"conversation":…,"kind":"file","path":…,"text":…}`,
-    /// streaming the spilled part through `out` in chunks.
+    /// streaming the spooled text through `out` in chunks.
     fn write_file_record(
         &mut self,
         out: &mut Output,
@@ -1225,33 +1418,8 @@ impl Spill {
         buf.extend_from_slice(b",\"kind\":\"file\",\"path\":");
         json::write_str(buf, path);
         buf.extend_from_slice(b",\"text\":\"");
-        if let Some(file) = self.file.as_mut() {
-            let read_error = |e| Error::io("temporary transcript file", e);
-            file.seek(SeekFrom::Start(0)).map_err(read_error)?;
-            loop {
-                let buf = out.buf();
-                let start = buf.len();
-                buf.resize(start + Self::CHUNK, 0);
-                let n = file.read(&mut buf[start..]).map_err(read_error)?;
-                buf.truncate(start + n);
-                if n == 0 {
-                    break;
-                }
-                out.end_record()?;
-            }
-        }
-        let buf = out.buf();
-        buf.extend_from_slice(&self.buf);
-        buf.extend_from_slice(b"\"}\n");
+        self.text.copy_all(out)?;
+        out.buf().extend_from_slice(b"\"}\n");
         out.end_record()
-    }
-}
-
-impl Drop for Spill {
-    fn drop(&mut self) {
-        self.file = None;
-        if let Some(path) = self.path.take() {
-            let _ = std::fs::remove_file(path);
-        }
     }
 }

@@ -21,6 +21,9 @@ use crate::tools::ArgList;
 pub enum Role {
     User,
     Assistant,
+    /// A bookkeeping step (`agy-decode --all`): checkpoints, notices, task
+    /// boundaries, and kinds nothing here understands.
+    System,
 }
 
 /// Token counts of one model turn, under the Anthropic names.
@@ -42,14 +45,18 @@ impl Usage {
     }
 }
 
-/// `{"type":"base64","media_type":…,"data":…}`
+/// `{"type":"base64","media_type":…,"data":…}`, or
+/// `{"type":"url","media_type":…,"url":…}` for media agy holds by URI.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ImageSource<'a> {
     #[serde(rename = "type")]
     pub source_type: Cow<'a, str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub media_type: Option<Cow<'a, str>>,
-    pub data: Cow<'a, str>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Cow<'a, str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<Cow<'a, str>>,
 }
 
 /// A tool call's arguments. agy stores them as JSON text, usually an object;
@@ -230,6 +237,10 @@ fn is_false(b: &bool) -> bool {
 pub enum Block<'a> {
     Text {
         text: Cow<'a, str>,
+        /// In a system message, the payload field the text comes from
+        /// (`task_name`, `message`, ...), so agy-encode can put it back.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        field: Option<Cow<'a, str>>,
     },
     Thinking {
         #[serde(default)]
@@ -256,6 +267,18 @@ pub enum Block<'a> {
     Image {
         source: ImageSource<'a>,
     },
+    /// Media that is not an image (a PDF, audio, ...) attached to a user
+    /// turn, in the shape of the Messages API's document block.
+    Document {
+        source: ImageSource<'a>,
+    },
+}
+
+impl<'a> Block<'a> {
+    /// A plain text block.
+    pub fn text(text: Cow<'a, str>) -> Block<'a> {
+        Block::Text { text, field: None }
+    }
 }
 
 /// A `message` record as written.
@@ -264,6 +287,16 @@ pub struct Message<'a> {
     pub conversation: &'a str,
     pub kind: &'static str,
     pub role: Role,
+    /// System messages: the step's type, unprefixed (`TASK_BOUNDARY`), or
+    /// its number when the CLI's enum has no name for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step_type: Option<Cow<'a, str>>,
+    /// System messages: the step's `idx`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idx: Option<i64>,
+    /// User messages the system wrote (source USER_IMPLICIT).
+    #[serde(skip_serializing_if = "is_false")]
+    pub implicit: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -292,6 +325,26 @@ pub struct Meta<'a> {
     pub title: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The conversation that spawned this one (a subagent's parent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_conversation_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkedFrom>,
+}
+
+/// Where a forked conversation was cut from (a `parent_references` row):
+/// `{"conversation_id":…,"step_index":…,"trajectory_id":…,
+/// "reference_type":"FORK"|"SUBAGENT_FORK"}`, each key only when recorded.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkedFrom {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_index: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_type: Option<String>,
 }
 
 /// Any record of the message stream as read: the union of the `message` and
@@ -311,6 +364,11 @@ pub struct InputRecord {
     pub cwd: Option<String>,
     pub git_branch: Option<String>,
     pub title: Option<String>,
+    pub step_type: Option<String>,
+    pub idx: Option<i64>,
+    pub implicit: Option<bool>,
+    pub parent_conversation_id: Option<String>,
+    pub forked_from: Option<ForkedFrom>,
 }
 
 /// How a tool result with no earlier call is shown: as user text, by both
@@ -367,6 +425,67 @@ pub fn path_to_uri(path: &str) -> String {
     out
 }
 
+const BASE64_ALPHABET: &[u8; 64] =
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Standard base64 with padding, as the Messages API carries media.
+pub fn base64_encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(BASE64_ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Each base64 digit's value, 0xff for anything else.
+static BASE64_VALUES: [u8; 256] = {
+    let mut table = [0xffu8; 256];
+    let mut i = 0;
+    while i < 64 {
+        table[BASE64_ALPHABET[i] as usize] = i as u8;
+        i += 1;
+    }
+    table
+};
+
+/// The inverse of [`base64_encode`]; `None` for anything that is not
+/// padded standard base64.
+pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let bytes = text.as_bytes();
+    if bytes.len() % 4 != 0 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
+    for (index, chunk) in bytes.chunks(4).enumerate() {
+        let last = index + 1 == bytes.len() / 4;
+        let padding = chunk.iter().rev().take_while(|&&b| b == b'=').count();
+        if padding > 2 || (padding > 0 && !last) {
+            return None;
+        }
+        let mut n = 0u32;
+        for (i, &b) in chunk[..4 - padding].iter().enumerate() {
+            let v = BASE64_VALUES[b as usize];
+            if v == 0xff {
+                return None;
+            }
+            n |= u32::from(v) << (18 - 6 * i);
+        }
+        let n = n.to_be_bytes();
+        out.extend_from_slice(&n[1..4 - padding]);
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,7 +493,7 @@ mod tests {
     #[test]
     fn blocks_serialize_in_the_documented_shape() {
         let blocks = vec![
-            Block::Text { text: "hi".into() },
+            Block::text("hi".into()),
             Block::Thinking {
                 thinking: "hm".into(),
                 signature: None,
@@ -417,6 +536,19 @@ mod tests {
             ToolInput::from_arguments_json(""),
             ToolInput::Object(vec![])
         );
+    }
+
+    #[test]
+    fn base64_round_trips() {
+        for len in 0..20 {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 37 + 250) as u8).collect();
+            assert_eq!(base64_decode(&base64_encode(&bytes)).unwrap(), bytes);
+        }
+        assert_eq!(base64_encode(b"hello"), "aGVsbG8=");
+        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
+        for bad in ["aGVsbG8", "a===", "aG=s", "aGV$", "aG==aGVs"] {
+            assert_eq!(base64_decode(bad), None, "{bad}");
+        }
     }
 
     #[test]

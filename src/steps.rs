@@ -18,10 +18,14 @@ pub mod kind {
     pub const RUN_COMMAND: u64 = 21;
     pub const CHECKPOINT: u64 = 23;
     pub const MCP_TOOL: u64 = 38;
+    pub const TASK_BOUNDARY: u64 = 81;
+    pub const NOTIFY_USER: u64 = 82;
+    pub const FILE_CHANGE: u64 = 86;
     pub const EPHEMERAL_MESSAGE: u64 = 90;
     pub const CONVERSATION_HISTORY: u64 = 98;
     pub const SYSTEM_MESSAGE: u64 = 101;
     pub const GENERIC: u64 = 132;
+    pub const DIRECTORY_RULES: u64 = 139;
 }
 
 /// Every CortexStepType of the CLI (FORMAT.md 4.1), unprefixed, as the brain
@@ -196,6 +200,19 @@ pub const PAYLOAD_FIELDS: &[(u64, u32)] = &[
     (139, 156),
 ];
 
+/// Payload fields whose step type FORMAT.md does not pair (finish,
+/// write_to_file, memory): found by presence, their kind is the type tag.
+pub const UNPAIRED_PAYLOAD_FIELDS: &[u32] = &[
+    field::step::FINISH,
+    field::step::WRITE_TO_FILE,
+    field::step::MEMORY,
+];
+
+/// True when this Step field holds a kind's payload.
+pub fn is_payload_field(field: u32) -> bool {
+    kind_of_payload_field(field).is_some() || UNPAIRED_PAYLOAD_FIELDS.contains(&field)
+}
+
 /// The payload field of a step type.
 pub fn payload_field(kind: u64) -> Option<u32> {
     PAYLOAD_FIELDS
@@ -220,17 +237,36 @@ pub mod field {
         pub const STATUS: u32 = 4;
         pub const METADATA: u32 = 5;
         pub const CODE_ACTION: u32 = 10;
+        pub const FINISH: u32 = 12;
         pub const GREP_SEARCH: u32 = 13;
         pub const VIEW_FILE: u32 = 14;
         pub const LIST_DIRECTORY: u32 = 15;
         pub const USER_INPUT: u32 = 19;
         pub const PLANNER_RESPONSE: u32 = 20;
+        pub const WRITE_TO_FILE: u32 = 23;
         pub const ERROR_MESSAGE: u32 = 24;
         pub const RUN_COMMAND: u32 = 28;
         pub const CHECKPOINT: u32 = 30;
         pub const ERROR: u32 = 31;
+        pub const FIND: u32 = 34;
+        pub const COMMAND_STATUS: u32 = 37;
+        pub const MEMORY: u32 = 38;
+        pub const READ_URL_CONTENT: u32 = 40;
+        pub const SEARCH_WEB: u32 = 42;
         pub const MCP_TOOL: u32 = 47;
+        pub const TASK_BOUNDARY: u32 = 93;
+        pub const NOTIFY_USER: u32 = 94;
+        pub const FILE_CHANGE: u32 = 98;
+        pub const EPHEMERAL_MESSAGE: u32 = 103;
+        pub const CONVERSATION_HISTORY: u32 = 111;
+        pub const SEND_COMMAND_INPUT: u32 = 113;
+        pub const SYSTEM_MESSAGE: u32 = 114;
+        pub const AGENCY_TOOL_CALL: u32 = 116;
+        pub const SHELL_EXEC: u32 = 127;
         pub const GENERIC: u32 = 140;
+        pub const INVOKE_SUBAGENT: u32 = 143;
+        pub const ASK_QUESTION: u32 = 154;
+        pub const DIRECTORY_RULES: u32 = 156;
     }
 
     /// CortexStepMetadata (Step field 5, column `metadata`).
@@ -278,6 +314,14 @@ pub mod field {
         /// TextOrScopeItem.text.
         pub const ITEM_TEXT: u32 = 1;
         pub const IMAGES: u32 = 5;
+        pub const MEDIA: u32 = 9;
+    }
+
+    /// Media (grade B for 1, 2, 5).
+    pub mod media {
+        pub const MIME_TYPE: u32 = 1;
+        pub const INLINE_DATA: u32 = 2;
+        pub const URI: u32 = 5;
     }
 
     /// ImageData.
@@ -386,6 +430,148 @@ pub mod field {
         pub const ENTRY_VALUE: u32 = 2;
         /// GenericStepResult.result.
         pub const RESULT_TEXT: u32 = 1;
+        /// GenericStepResult.data (IDE, grade C): an Any.
+        pub const RESULT_DATA: u32 = 5;
+        /// The kind step the result wraps (grade B): a Step or an Any.
+        pub const RESULT_NESTED: u32 = 6;
+        pub const RESULT_FULL_OUTPUT_URI: u32 = 7;
+    }
+
+    /// google.protobuf.Any.
+    pub mod any {
+        pub const TYPE_URL: u32 = 1;
+        pub const VALUE: u32 = 2;
+    }
+
+    /// CortexStepWriteToFile (Step field 23).
+    pub mod write_to_file {
+        pub const TARGET_FILE_URI: u32 = 1;
+        pub const FILE_CREATED: u32 = 4;
+    }
+
+    /// CortexStepFileChange (Step field 98) and FileChangeType.
+    pub mod file_change {
+        pub const ABSOLUTE_PATH_URI: u32 = 1;
+        pub const FILE_CHANGE_TYPE: u32 = 2;
+        pub const CREATE: u64 = 1;
+        pub const EDIT: u64 = 2;
+        pub const DELETE: u64 = 3;
+    }
+
+    /// CortexStepFind (Step field 34).
+    pub mod find {
+        pub const PATTERN: u32 = 1;
+        pub const FIND_ERROR: u32 = 8;
+        pub const RAW_OUTPUT: u32 = 11;
+    }
+
+    /// CortexStepCommandStatus (Step field 37).
+    pub mod command_status {
+        pub const STDOUT: u32 = 3;
+        pub const STDERR: u32 = 4;
+        pub const COMBINED: u32 = 9;
+    }
+
+    /// CortexStepReadUrlContent (Step field 40) and KnowledgeBaseItem.
+    pub mod read_url_content {
+        pub const WEB_DOCUMENT: u32 = 2;
+        pub const DOCUMENT_TEXT: u32 = 2;
+    }
+
+    /// CortexStepSearchWeb (Step field 42).
+    pub mod search_web {
+        pub const SUMMARY: u32 = 5;
+    }
+
+    /// CortexStepShellExec (Step field 127).
+    pub mod shell_exec {
+        pub const OUTPUT: u32 = 3;
+        pub const ERROR_MESSAGE: u32 = 4;
+    }
+
+    /// CortexStepSendCommandInput (Step field 113).
+    pub mod send_command_input {
+        /// RunCommandOutput (grade C).
+        pub const OUTPUT: u32 = 8;
+    }
+
+    /// CortexStepInvokeSubagent (Step field 143) and SubagentResult.
+    pub mod invoke_subagent {
+        pub const CONVERSATION_ID: u32 = 5;
+        pub const RESULTS: u32 = 10;
+        pub const RESULT_CONVERSATION_ID: u32 = 1;
+    }
+
+    /// CortexStepAskQuestion (Step field 154), AskQuestionEntry and its
+    /// options.
+    pub mod ask_question {
+        pub const QUESTIONS: u32 = 1;
+        pub const QUESTION: u32 = 1;
+        pub const OPTIONS: u32 = 2;
+        pub const SELECTED_OPTION_IDS: u32 = 4;
+        pub const WRITE_IN_RESPONSE: u32 = 5;
+        pub const SKIPPED: u32 = 6;
+        pub const OPTION_ID: u32 = 1;
+        pub const OPTION_TEXT: u32 = 2;
+    }
+
+    /// CortexStepAgencyToolCall (Step field 116) and the
+    /// `antigravity.localharness.ToolResponse` its responses wrap.
+    pub mod agency_tool_call {
+        pub const RESPONSE_MESSAGES: u32 = 4;
+        pub const TOOL_RESPONSE_TYPE: &str = "antigravity.localharness.ToolResponse";
+        pub const RESPONSE_JSON: u32 = 2;
+        pub const RESPONSE_ERROR: u32 = 5;
+    }
+
+    /// CortexStepMemory (Step field 38) and MemoryActionType.
+    pub mod memory {
+        pub const MEMORY_ID: u32 = 1;
+        pub const ACTION: u32 = 3;
+    }
+
+    /// CortexStepFinish (Step field 12).
+    pub mod finish {
+        pub const OUTPUT_STRING: u32 = 2;
+    }
+
+    /// CortexStepTaskBoundary (Step field 93).
+    pub mod task_boundary {
+        pub const TASK_NAME: u32 = 1;
+        pub const TASK_STATUS: u32 = 2;
+        pub const TASK_SUMMARY: u32 = 3;
+    }
+
+    /// CortexStepNotifyUser (Step field 94).
+    pub mod notify_user {
+        pub const NOTIFICATION_CONTENT: u32 = 2;
+    }
+
+    /// CortexStepSystemMessage (Step field 114).
+    pub mod system_message {
+        pub const MESSAGE: u32 = 1;
+        pub const EVENT_TYPE: u32 = 3;
+    }
+
+    /// The one text field of CortexStepEphemeralMessage (103) and
+    /// CortexStepConversationHistory (111).
+    pub mod content_message {
+        pub const CONTENT: u32 = 1;
+    }
+
+    /// CortexStepDirectoryRules (Step field 156).
+    pub mod directory_rules {
+        pub const RULE_FILE_URIS: u32 = 2;
+    }
+
+    /// CortexTrajectoryReference (`parent_references.data`).
+    pub mod reference {
+        pub const TRAJECTORY_ID: u32 = 1;
+        pub const STEP_INDEX: u32 = 2;
+        pub const REFERENCE_TYPE: u32 = 5;
+        pub const CONVERSATION_ID: u32 = 6;
+        pub const FORK: u64 = 2;
+        pub const SUBAGENT_FORK: u64 = 6;
     }
 
     /// CortexStepErrorMessage (Step field 24).
@@ -404,6 +590,7 @@ pub mod field {
     /// CortexStepCheckpoint (Step field 30).
     pub mod checkpoint {
         pub const USER_INTENT: u32 = 4;
+        pub const SESSION_SUMMARY: u32 = 5;
         pub const INTENT_ONLY: u32 = 9;
         pub const CONVERSATION_TITLE: u32 = 10;
     }
@@ -413,6 +600,7 @@ pub mod field {
     pub mod trajectory {
         pub const WORKSPACES: u32 = 1;
         pub const CREATED_AT: u32 = 2;
+        pub const PARENT_CONVERSATION_ID: u32 = 5;
         pub const ROOT_CONVERSATION_ID: u32 = 6;
         pub const WORKSPACE_URIS: u32 = 7;
         pub const PROJECT_ID: u32 = 18;
@@ -474,6 +662,7 @@ pub fn is_failure(status: u64) -> bool {
 /// `exa.cortex_pb.CortexStepSource`.
 pub mod source {
     pub const MODEL: u64 = 2;
+    pub const USER_IMPLICIT: u64 = 3;
     pub const USER_EXPLICIT: u64 = 4;
     pub const SYSTEM: u64 = 5;
 }

@@ -41,19 +41,27 @@ pub enum ArgRule {
         offset: &'static str,
         limit: &'static str,
     },
+    /// An array of objects under another key, each object rewritten by
+    /// `rules`. Anything but an array of objects that all map cleanly (a
+    /// JSON string holding the array, say) leaves the call unmapped.
+    Each {
+        native: &'static str,
+        common: &'static str,
+        rules: &'static [ArgRule],
+    },
 }
 
 impl ArgRule {
     fn native_keys(&self) -> [&'static str; 2] {
         match *self {
-            ArgRule::Rename { native, .. } => [native, native],
+            ArgRule::Rename { native, .. } | ArgRule::Each { native, .. } => [native, native],
             ArgRule::LineRange { start, end, .. } => [start, end],
         }
     }
 
     fn common_keys(&self) -> [&'static str; 2] {
         match *self {
-            ArgRule::Rename { common, .. } => [common, common],
+            ArgRule::Rename { common, .. } | ArgRule::Each { common, .. } => [common, common],
             ArgRule::LineRange { offset, limit, .. } => [offset, limit],
         }
     }
@@ -107,6 +115,22 @@ pub const MAPPINGS: &[ToolMapping] = &[
             rename("TargetContent", "old_string"),
             rename("ReplacementContent", "new_string"),
             rename("AllowMultiple", "replace_all"),
+        ],
+    },
+    ToolMapping {
+        native: "multi_replace_file_content",
+        common: "MultiEdit",
+        rules: &[
+            rename("TargetFile", "file_path"),
+            ArgRule::Each {
+                native: "ReplacementChunks",
+                common: "edits",
+                rules: &[
+                    rename("TargetContent", "old_string"),
+                    rename("ReplacementContent", "new_string"),
+                    rename("AllowMultiple", "replace_all"),
+                ],
+            },
         ],
     },
 ];
@@ -191,6 +215,29 @@ fn apply(rules: &[ArgRule], args: &ArgList, direction: Direction) -> Option<ArgL
                 }
                 if let (Some(i), Some(v)) = (second, second_value) {
                     out[i] = (second_out.to_string(), Value::from(v));
+                }
+            }
+            ArgRule::Each {
+                native,
+                common,
+                rules,
+            } => {
+                let (from, to) = match direction {
+                    Direction::ToCommon => (native, common),
+                    Direction::ToNative => (common, native),
+                };
+                if let Some(i) = position(&out, from) {
+                    let mut items = Vec::new();
+                    for item in out[i].1.as_array()? {
+                        let fields: ArgList = item
+                            .as_object()?
+                            .iter()
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect();
+                        let mapped = apply(rules, &fields, direction)?;
+                        items.push(Value::Object(mapped.into_iter().collect()));
+                    }
+                    out[i] = (to.to_string(), Value::Array(items));
                 }
             }
         }
@@ -307,6 +354,17 @@ mod tests {
             assert_eq!(name, "view_file");
             assert!(mapped.is_none());
         }
+        // Chunks as a JSON string, a chunk that is not an object, or a chunk
+        // whose keys would collide keep the whole call native.
+        for native in [
+            json!({"TargetFile": "/a", "ReplacementChunks": "[{\"TargetContent\":\"x\"}]"}),
+            json!({"TargetFile": "/a", "ReplacementChunks": [{"TargetContent": "x"}, 7]}),
+            json!({"TargetFile": "/a", "ReplacementChunks": [{"TargetContent": "x", "old_string": "y"}]}),
+        ] {
+            let (name, mapped) = to_common("multi_replace_file_content", Some(&args(native)));
+            assert_eq!(name, "multi_replace_file_content");
+            assert!(mapped.is_none());
+        }
         // The same holds from the common side.
         let (name, mapped) = to_native(
             "Read",
@@ -334,6 +392,29 @@ mod tests {
             args(
                 json!({"file_path": "/a", "old_string": "x", "new_string": "y", "replace_all": false, "StartLine": 1})
             )
+        );
+        let (name, common) = round_trip(
+            "multi_replace_file_content",
+            args(json!({
+                "TargetFile": "/a",
+                "ReplacementChunks": [
+                    {"TargetContent": "x", "ReplacementContent": "y", "AllowMultiple": true, "StartLine": 3},
+                    {"ReplacementContent": "z", "TargetContent": "w"}
+                ],
+                "Instruction": "fix"
+            })),
+        );
+        assert_eq!(name, "MultiEdit");
+        assert_eq!(
+            common,
+            args(json!({
+                "file_path": "/a",
+                "edits": [
+                    {"old_string": "x", "new_string": "y", "replace_all": true, "StartLine": 3},
+                    {"new_string": "z", "old_string": "w"}
+                ],
+                "Instruction": "fix"
+            }))
         );
         let (name, _) = round_trip("list_dir", args(json!({"DirectoryPath": "/"})));
         assert_eq!(name, "list_dir");

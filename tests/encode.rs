@@ -146,13 +146,14 @@ fn rows_are_a_complete_conversation() {
             "row trajectory_meta",
             "row steps",
             "row steps",
-            "row steps",
             "row trajectory_metadata_blob",
             "file .system_generated/logs/transcript.jsonl",
             "file .system_generated/logs/transcript_full.jsonl",
         ]
         .map(String::from),
     );
+    // The title "hi" is what agy-decode derives from the first user text,
+    // so it costs no checkpoint step.
     assert_eq!(shape, expected);
     let meta = &records[10]["row"];
     assert_eq!(meta["cascade_id"], "conv-2");
@@ -165,7 +166,7 @@ fn rows_are_a_complete_conversation() {
     assert_eq!(&payload[..4], [0x08, 14, 0x20, 3]);
     assert_eq!(payload[4], 0x2a);
     assert_eq!(&payload[6..6 + metadata.len()], &metadata[..]);
-    let transcript = records[15]["text"].as_str().unwrap();
+    let transcript = records[14]["text"].as_str().unwrap();
     let first: Value = serde_json::from_str(transcript.lines().next().unwrap()).unwrap();
     assert_eq!(
         first,
@@ -259,11 +260,35 @@ fn bad_records_are_errors_naming_the_line() {
         ),
         (
             r#"{"conversation":"c","kind":"message","role":"user","content":[{"type":"tool_use","id":"x","name":"y","input":{}}]}"#,
-            "only text, image and tool_result",
+            "only text, image, document and tool_result",
         ),
         (
             r#"{"conversation":"c","kind":"message","role":"system","content":[]}"#,
+            "system message has no \"step_type\"",
+        ),
+        (
+            r#"{"conversation":"c","kind":"message","role":"operator","content":[]}"#,
             "bad message record",
+        ),
+        (
+            r#"{"conversation":"c","kind":"message","role":"system","step_type":"NO_SUCH_KIND","content":[]}"#,
+            "unknown step_type \"NO_SUCH_KIND\"",
+        ),
+        (
+            r#"{"conversation":"c","kind":"message","role":"system","step_type":"TASK_BOUNDARY","content":[{"type":"text","text":"x","field":"title"}]}"#,
+            "TASK_BOUNDARY message: field \"title\" is not one of task_name, task_status, task_summary",
+        ),
+        (
+            r#"{"conversation":"c","kind":"message","role":"system","step_type":"CHECKPOINT","content":[{"type":"thinking","thinking":"x"}]}"#,
+            "a system message holds only text blocks",
+        ),
+        (
+            r#"{"conversation":"c","kind":"meta","id":"c","forked_from":{"conversation_id":"p","reference_type":"PRUNE"}}"#,
+            "neither FORK nor SUBAGENT_FORK",
+        ),
+        (
+            r#"{"conversation":"c","kind":"message","role":"user","content":[{"type":"document","source":{"type":"base64","data":"not base64!"}}]}"#,
+            "not padded standard base64",
         ),
         (
             r#"{"conversation":"c","kind":"nonsense"}"#,
@@ -275,7 +300,11 @@ fn bad_records_are_errors_naming_the_line() {
         ),
         (
             r#"{"conversation":"c","kind":"message","role":"user","content":[{"type":"image","source":{"type":"url","data":"http://x"}}]}"#,
-            "only base64",
+            "image source of type \"url\" has no \"url\"",
+        ),
+        (
+            r#"{"conversation":"c","kind":"message","role":"user","content":[{"type":"image","source":{"type":"file","data":"x"}}]}"#,
+            "only base64 and url",
         ),
         ("not json", "bad message record"),
     ];

@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use agy_tools::cli;
-use agy_tools::decode::Decoder;
+use agy_tools::decode::{Decoder, Options};
 use agy_tools::error::Result;
 use agy_tools::io::{self, Lines, Output};
 use agy_tools::record::Record;
@@ -21,6 +21,9 @@ thinking, tool_use, tool_result and image blocks, then one meta record.
 With no FILE, or when FILE is -, reads standard input.
 
 Options:
+  -a, --all       also write bookkeeping steps (checkpoints, notices, task
+                  boundaries, errors, ...) and step kinds nothing here
+                  understands as \"system\" messages
   -h, --help      print this help
   -V, --version   print the version
 
@@ -34,28 +37,30 @@ fn main() -> ExitCode {
 
 fn run() -> Result<()> {
     use lexopt::prelude::*;
+    let mut options = Options::default();
     let mut paths: Vec<OsString> = Vec::new();
     let mut parser = lexopt::Parser::from_env();
     while let Some(arg) = parser.next()? {
         match arg {
+            Short('a') | Long("all") => options.all = true,
             Short('h') | Long("help") => return cli::print(USAGE),
             Short('V') | Long("version") => return cli::print(&cli::version(NAME)),
             Value(path) => paths.push(path),
             _ => return Err(arg.unexpected().into()),
         }
     }
-    let mut decoder = Decoder::new();
+    let mut decoder = Decoder::new(options);
     let mut out = Output::stdout();
     for path in io::input_paths(paths) {
         let mut lines = Lines::open(&path)?;
         while let Some(line) = lines.next_line()? {
-            let result = Record::parse(line).and_then(|record| decoder.record(&record, out.buf()));
+            let result = Record::parse(line).and_then(|record| decoder.record(&record, &mut out));
             if let Err(err) = result {
                 return Err(err.context(lines.place()));
             }
             out.end_record()?;
         }
     }
-    decoder.finish(out.buf())?;
+    decoder.finish(&mut out)?;
     out.flush()
 }

@@ -16,7 +16,8 @@ Usage: agy-encode [OPTIONS] [FILE]...
 Reads a message stream (from agy-decode, or converted from another agent's
 transcript) and writes the row stream of a complete agy conversation for
 agy-pack: the database's schema, one step per message and per tool call, the
-trajectory metadata and the brain transcripts.
+trajectory metadata and the brain transcripts. System messages (from
+agy-decode --all) become their bookkeeping steps again.
 
 With no FILE, or when FILE is -, reads standard input.
 

@@ -1,0 +1,187 @@
+//! An append-only byte store for output that cannot be written yet: held in
+//! memory up to [`Spool::IN_MEMORY`] bytes and in an unlinked temporary file
+//! beyond, so that whatever is waiting does not pin its size in memory.
+//!
+//! agy-encode builds the brain transcripts in spools (they are written after
+//! the steps), and agy-decode holds a conversation's messages in one while a
+//! tool result waits for its spilled full text, which the row stream carries
+//! only after the last step.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{Error, Result};
+use crate::io::Output;
+use crate::json;
+
+#[derive(Default)]
+pub struct Spool {
+    /// The bytes after the ones in `file`.
+    buf: Vec<u8>,
+    file: Option<File>,
+    /// Bytes already moved to `file`.
+    on_disk: u64,
+    /// The temporary file's path while it still has one (on Unix it is
+    /// unlinked as soon as it is open).
+    path: Option<PathBuf>,
+}
+
+/// Numbers the temporary files of this process.
+static SPOOLS: AtomicU64 = AtomicU64::new(0);
+
+const CHUNK: usize = 1 << 16;
+
+fn io_error(e: std::io::Error) -> Error {
+    Error::io("temporary spool file", e)
+}
+
+impl Spool {
+    pub const IN_MEMORY: usize = 1 << 20;
+
+    /// Bytes appended so far.
+    pub fn len(&self) -> u64 {
+        self.on_disk + self.buf.len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn append(&mut self, bytes: &[u8]) -> Result<()> {
+        self.buf.extend_from_slice(bytes);
+        self.settle()
+    }
+
+    /// Appends `text` escaped for the inside of a JSON string (no quotes).
+    pub fn append_json_str_body(&mut self, text: &str) -> Result<()> {
+        let start = self.buf.len();
+        json::write_str(&mut self.buf, text);
+        let end = self.buf.len() - 1;
+        self.buf.copy_within(start + 1..end, start);
+        self.buf.truncate(end - 1);
+        self.settle()
+    }
+
+    /// Moves the in-memory bytes to the temporary file once they are many.
+    fn settle(&mut self) -> Result<()> {
+        if self.buf.len() <= Self::IN_MEMORY {
+            return Ok(());
+        }
+        if self.file.is_none() {
+            let n = SPOOLS.fetch_add(1, Ordering::Relaxed);
+            let path =
+                std::env::temp_dir().join(format!("agy-tools-{}-{n}.spool", std::process::id()));
+            let file = File::options()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .map_err(|e| Error::io(path.display(), e))?;
+            // Where the system allows it, the open file outlives its name and
+            // nothing is left behind if the process dies.
+            self.path = std::fs::remove_file(&path).is_err().then_some(path);
+            self.file = Some(file);
+        }
+        let file = self.file.as_mut().expect("just created");
+        // A read of an earlier range may have moved the position.
+        file.seek(SeekFrom::End(0)).map_err(io_error)?;
+        file.write_all(&self.buf).map_err(io_error)?;
+        self.on_disk += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Streams the bytes at `range` (offsets of [`Spool::len`]) through
+    /// `out`, in chunks, so a large spool never sits in the output buffer
+    /// whole.
+    pub fn copy_range(&mut self, range: Range<u64>, out: &mut Output) -> Result<()> {
+        let Range { mut start, end } = range;
+        if start < self.on_disk {
+            let file = self.file.as_mut().expect("bytes on disk have a file");
+            file.seek(SeekFrom::Start(start)).map_err(io_error)?;
+            let disk_end = end.min(self.on_disk);
+            while start < disk_end {
+                let want = (disk_end - start).min(CHUNK as u64) as usize;
+                let buf = out.buf();
+                let at = buf.len();
+                buf.resize(at + want, 0);
+                file.read_exact(&mut buf[at..]).map_err(io_error)?;
+                start += want as u64;
+                out.end_record()?;
+            }
+        }
+        if start < end {
+            let from = (start - self.on_disk) as usize;
+            let to = (end - self.on_disk) as usize;
+            out.buf().extend_from_slice(&self.buf[from..to]);
+        }
+        Ok(())
+    }
+
+    /// Streams everything appended through `out`.
+    pub fn copy_all(&mut self, out: &mut Output) -> Result<()> {
+        self.copy_range(0..self.len(), out)
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        self.file = None;
+        if let Some(path) = self.path.take() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// An [`Output`] whose bytes can be read after it is dropped.
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn ranges_across_memory_and_disk_come_back_exactly() {
+        let mut spool = Spool::default();
+        let data: Vec<u8> = (0..3 * Spool::IN_MEMORY + 12345)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        for piece in data.chunks(70_001) {
+            spool.append(piece).unwrap();
+        }
+        assert_eq!(spool.len(), data.len() as u64);
+        assert!(spool.on_disk > 0, "large spools move to disk");
+        let len = data.len() as u64;
+        for range in [0..len, 5..17, len - 10..len, 1_000_000..2_200_000, 7..7] {
+            let sink = Arc::new(Mutex::new(Vec::new()));
+            let mut out = Output::to(Box::new(Shared(sink.clone())));
+            spool.copy_range(range.clone(), &mut out).unwrap();
+            out.flush().unwrap();
+            let got = sink.lock().unwrap().clone();
+            assert_eq!(got, &data[range.start as usize..range.end as usize]);
+        }
+        // Appending after a read still appends at the end.
+        spool.append(b"tail").unwrap();
+        assert_eq!(spool.len(), len + 4);
+    }
+
+    #[test]
+    fn json_bodies_are_escaped_without_quotes() {
+        let mut spool = Spool::default();
+        spool.append_json_str_body("a\"b\n\u{1}é").unwrap();
+        assert_eq!(spool.buf, b"a\\\"b\\n\\u0001\xc3\xa9");
+    }
+}
