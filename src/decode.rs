@@ -200,7 +200,8 @@ impl Decoder {
             parent_conversation_id: conv.parent_conversation_id.clone(),
             forked_from: conv.forked_from(),
         };
-        write_json(out.buf(), &meta);
+        serde_json::to_writer(&mut *out.buf(), &meta).expect("serializing to a Vec cannot fail");
+        out.buf().push(b'\n');
         out.end_record()?;
         self.finished.insert(conv.id);
         Ok(())
@@ -689,7 +690,7 @@ impl Conversation {
                 let bytes = crate::record::decode_hex(hex_text)?;
                 waiting
                     .texts
-                    .append_json_str_body(&String::from_utf8_lossy(&bytes))?
+                    .append_json_str_body(&crate::wire::lossy_str(&bytes))?
             }
         }
         *slot = Some(start..waiting.texts.len());
@@ -703,7 +704,7 @@ impl Conversation {
             .and_then(|w| w.get_nonempty_str(field::trajectory::WORKSPACE_FOLDER_URI))
             .or_else(|| {
                 meta.repeated_bytes(field::trajectory::WORKSPACE_URIS)
-                    .map(String::from_utf8_lossy)
+                    .map(crate::wire::lossy_str)
                     .find(|u| !u.is_empty())
             });
         if let Some(uri) = folder {
@@ -842,8 +843,8 @@ fn new_message<'a>(
     }
 }
 
-fn write_json(out: &mut Vec<u8>, value: &impl serde::Serialize) {
-    serde_json::to_writer(&mut *out, value).expect("serializing to a Vec cannot fail");
+fn write_json(out: &mut Vec<u8>, message: &Message<'_>) {
+    message.write_json(out);
     out.push(b'\n');
 }
 

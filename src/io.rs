@@ -7,17 +7,29 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, Read, Write};
 
 use crate::error::{Error, Result};
 
 /// Reads newline-delimited records from one input (`-` is stdin).
+///
+/// Lines are returned as slices of one buffer, found with `memchr`: a line
+/// is copied only when it straddles two reads (and then once), not into a
+/// second buffer as `BufRead::read_until` would. The buffer grows to the
+/// longest line and no further.
 pub struct Lines {
-    reader: BufReader<Box<dyn Read>>,
+    reader: Box<dyn Read>,
     name: String,
     line_number: u64,
     buf: Vec<u8>,
+    /// The unread bytes are `buf[start..end]`.
+    start: usize,
+    end: usize,
+    eof: bool,
 }
+
+/// Bytes asked of the reader at a time.
+const READ_SIZE: usize = 1 << 20;
 
 impl Lines {
     /// Opens `path`, or standard input for `-`.
@@ -33,26 +45,25 @@ impl Lines {
 
     pub fn from_reader(name: &str, reader: Box<dyn Read>) -> Lines {
         Lines {
-            reader: BufReader::with_capacity(1 << 16, reader),
+            reader,
             name: name.to_string(),
             line_number: 0,
             buf: Vec::new(),
+            start: 0,
+            end: 0,
+            eof: false,
         }
     }
 
     /// The next non-blank line without its line ending, or `None` at the end.
     pub fn next_line(&mut self) -> Result<Option<&[u8]>> {
         loop {
-            self.buf.clear();
-            let n = self
-                .reader
-                .read_until(b'\n', &mut self.buf)
-                .map_err(|e| Error::io(&self.name, e))?;
-            if n == 0 {
-                return Ok(None);
-            }
+            let (line_start, line_end) = match self.next_span()? {
+                Some(span) => span,
+                None => return Ok(None),
+            };
             self.line_number += 1;
-            let mut line = &self.buf[..];
+            let mut line = &self.buf[line_start..line_end];
             while let [rest @ .., b'\n' | b'\r'] = line {
                 line = rest;
             }
@@ -60,7 +71,50 @@ impl Lines {
                 continue;
             }
             let len = line.len();
-            return Ok(Some(&self.buf[..len]));
+            return Ok(Some(&self.buf[line_start..line_start + len]));
+        }
+    }
+
+    /// The span of the next line in `buf`, reading more as needed; the last
+    /// line may lack its newline.
+    fn next_span(&mut self) -> Result<Option<(usize, usize)>> {
+        let mut searched = self.start;
+        loop {
+            if let Some(at) = memchr::memchr(b'\n', &self.buf[searched..self.end]) {
+                let span = (self.start, searched + at + 1);
+                self.start = span.1;
+                return Ok(Some(span));
+            }
+            searched = self.end;
+            if self.eof {
+                if self.start == self.end {
+                    return Ok(None);
+                }
+                let span = (self.start, self.end);
+                self.start = self.end;
+                return Ok(Some(span));
+            }
+            // Make room: move the partial line to the front, then grow.
+            if self.start > 0 {
+                self.buf.copy_within(self.start..self.end, 0);
+                searched -= self.start;
+                self.end -= self.start;
+                self.start = 0;
+            }
+            if self.buf.len() < self.end + READ_SIZE {
+                self.buf.resize(self.end + READ_SIZE, 0);
+            }
+            let n = loop {
+                match self.reader.read(&mut self.buf[self.end..]) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(Error::io(&self.name, e)),
+                }
+            };
+            if n == 0 {
+                self.eof = true;
+            }
+            self.end += n;
         }
     }
 
@@ -162,3 +216,50 @@ pub fn grow_pipe(fd: i32) {
 
 #[cfg(not(target_os = "linux"))]
 pub fn grow_pipe(_fd: i32) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that hands out at most `step` bytes per read, so lines
+    /// straddle reads.
+    struct Trickle {
+        data: Vec<u8>,
+        at: usize,
+        step: usize,
+    }
+
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.step.min(buf.len()).min(self.data.len() - self.at);
+            buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn lines_survive_any_read_size() {
+        let long = "x".repeat(3 * READ_SIZE + 7);
+        let text = format!("a\r\n\n  \n{long}\nb\nlast");
+        for step in [1, 2, 7, 4096, READ_SIZE, usize::MAX] {
+            let reader = Trickle {
+                data: text.clone().into_bytes(),
+                at: 0,
+                step,
+            };
+            let mut lines = Lines::from_reader("t", Box::new(reader));
+            let mut got = Vec::new();
+            while let Some(line) = lines.next_line().unwrap() {
+                got.push((String::from_utf8(line.to_vec()).unwrap(), lines.place()));
+            }
+            let expected = vec![
+                ("a".to_string(), "t:1".to_string()),
+                (long.clone(), "t:4".to_string()),
+                ("b".to_string(), "t:5".to_string()),
+                ("last".to_string(), "t:6".to_string()),
+            ];
+            assert_eq!(got, expected, "step {step}");
+        }
+    }
+}

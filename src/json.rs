@@ -23,35 +23,76 @@ static ESCAPE: [u8; 256] = {
     table
 };
 
+/// True when any byte of the little-endian word needs escaping: below 0x20,
+/// `"` or `\\`. A true answer may be wrong (a borrow between bytes); a
+/// false one never is, which is all the fast path needs.
+#[inline]
+fn word_needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let control = word.wrapping_sub(ONES * 0x20) & !word;
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    let quote = quote.wrapping_sub(ONES) & !quote;
+    let backslash = backslash.wrapping_sub(ONES) & !backslash;
+    (control | quote | backslash) & HIGH != 0
+}
+
+/// Input bytes escaped per round; the output of a round is at most six
+/// times as long (`\u00XX`).
+const ESCAPE_ROUND: usize = 4096;
+
 /// Writes `s` as a JSON string. Non-ASCII text is written as UTF-8, never
 /// as `\u` escapes, so the output stays readable and `grep`-able.
+///
+/// Tool output is most of what agy-decode writes: each round writes into
+/// room for the worst case, copying clean runs eight bytes at a time and
+/// escaping the rest byte by byte, with no call per run.
 pub fn write_str(out: &mut Vec<u8>, s: &str) {
-    let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push(b'"');
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let escape = ESCAPE[b as usize];
-        if escape == 0 {
-            continue;
+    for round in s.as_bytes().chunks(ESCAPE_ROUND) {
+        let start = out.len();
+        out.resize(start + round.len() * 6, 0);
+        let dst = &mut out[start..];
+        let mut n = 0;
+        let mut i = 0;
+        while i < round.len() {
+            if let Some(word) = round.get(i..i + 8) {
+                if !word_needs_escape(u64::from_le_bytes(word.try_into().expect("eight bytes"))) {
+                    dst[n..n + 8].copy_from_slice(word);
+                    n += 8;
+                    i += 8;
+                    continue;
+                }
+            }
+            let b = round[i];
+            match ESCAPE[b as usize] {
+                0 => {
+                    dst[n] = b;
+                    n += 1;
+                }
+                b'u' => {
+                    dst[n..n + 6].copy_from_slice(&[
+                        b'\\',
+                        b'u',
+                        b'0',
+                        b'0',
+                        HEX[(b >> 4) as usize],
+                        HEX[(b & 0xf) as usize],
+                    ]);
+                    n += 6;
+                }
+                letter => {
+                    dst[n] = b'\\';
+                    dst[n + 1] = letter;
+                    n += 2;
+                }
+            }
+            i += 1;
         }
-        out.extend_from_slice(&bytes[start..i]);
-        if escape == b'u' {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[(b >> 4) as usize],
-                HEX[(b & 0xf) as usize],
-            ]);
-        } else {
-            out.extend_from_slice(&[b'\\', escape]);
-        }
-        start = i + 1;
+        out.truncate(start + n);
     }
-    out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
 }
 
@@ -105,6 +146,44 @@ pub fn write_f64(out: &mut Vec<u8>, v: f64) {
     serde_json::to_writer(out, &v).expect("writing to a Vec cannot fail");
 }
 
+/// Writes a JSON value compactly, byte for byte as `serde_json` does, but
+/// with strings (tool arguments carry whole files) through [`write_str`].
+pub fn write_value(out: &mut Vec<u8>, value: &serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => write_str(out, s),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(out, item);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => write_object(out, map),
+        scalar => serde_json::to_writer(out, scalar).expect("writing to a Vec cannot fail"),
+    }
+}
+
+/// Writes an object from its entries in order; see [`write_value`].
+pub fn write_object<'v>(
+    out: &mut Vec<u8>,
+    entries: impl IntoIterator<Item = (&'v String, &'v serde_json::Value)>,
+) {
+    out.push(b'{');
+    for (i, (key, value)) in entries.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, key);
+        out.push(b':');
+        write_value(out, value);
+    }
+    out.push(b'}');
+}
+
 /// Writes `"key":` (the key must need no escaping).
 pub fn write_key(out: &mut Vec<u8>, key: &str) {
     out.push(b'"');
@@ -118,7 +197,14 @@ mod tests {
 
     #[test]
     fn escapes_like_serde_json() {
+        let every_byte: String = (0..128u8).map(char::from).collect::<String>() + "é✓";
+        let long = "a\"b\\c\u{1f}d".repeat(900) + &every_byte + &"x".repeat(5000);
         for s in [
+            long.as_str(),
+            every_byte.as_str(),
+            "",
+            "0123456789abcdef\"",
+            "\"0123456789abcdef",
             "plain",
             "quote \" back \\ slash",
             "ctl \u{1}\u{1f}\n\t\r\u{8}\u{c}",
@@ -143,6 +229,18 @@ mod tests {
                 format!("\"{}\"", hex::encode(&bytes[..len])).into_bytes()
             );
         }
+    }
+
+    #[test]
+    fn values_are_written_as_serde_writes_them() {
+        let value = serde_json::json!({
+            "z": [1, -2, 3.5, 1e300, true, false, null, "a\"b"],
+            "a": {"nested": {"x": "é\n"}, "empty": {}, "list": []},
+            "u": 18446744073709551615u64
+        });
+        let mut out = Vec::new();
+        write_value(&mut out, &value);
+        assert_eq!(out, serde_json::to_vec(&value).unwrap());
     }
 
     #[test]

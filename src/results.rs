@@ -274,7 +274,7 @@ fn list_directory(payload: wire::Message<'_>) -> Outcome<'_> {
         entries.extend(
             payload
                 .repeated_bytes(CHILDREN)
-                .map(|b| Value::String(String::from_utf8_lossy(b).into_owned())),
+                .map(|b| Value::String(crate::wire::lossy_str(b).into_owned())),
         );
     }
     Outcome::structured(Value::Array(entries))
@@ -458,7 +458,7 @@ fn ask_question(payload: wire::Message<'_>) -> Outcome<'_> {
                             .repeated_messages(OPTIONS)
                             .find(|o| o.get_bytes(OPTION_ID) == Some(id))
                             .and_then(|o| o.get_nonempty_str(OPTION_TEXT))
-                            .unwrap_or_else(|| String::from_utf8_lossy(id))
+                            .unwrap_or_else(|| crate::wire::lossy_str(id))
                             .into_owned()
                     })
                     .collect();
@@ -575,7 +575,7 @@ fn generic(payload: wire::Message<'_>) -> Outcome<'_> {
 /// type URL, where a Step has its type tag, a varint.
 fn wrapped_payload(nested: wire::Message<'_>) -> Option<(u32, wire::Message<'_>)> {
     let type_url = match nested.last(field::any::TYPE_URL) {
-        Some(WireValue::Bytes(url)) => String::from_utf8_lossy(url),
+        Some(WireValue::Bytes(url)) => crate::wire::lossy_str(url),
         _ => return payload_of(nested, nested.get_u64(field::step::TYPE)),
     };
     let value = nested.get_message(field::any::VALUE).unwrap_or_default();

@@ -129,7 +129,7 @@ impl SystemKind {
                 for value in message.repeated_bytes(last) {
                     if !value.is_empty() {
                         blocks.push(Block::Text {
-                            text: String::from_utf8_lossy(value),
+                            text: crate::wire::lossy_str(value),
                             field: name.clone(),
                         });
                     }
