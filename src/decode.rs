@@ -71,6 +71,9 @@ struct Conversation {
     references: Vec<ForkedFrom>,
     /// Step idx → human model name, from `gen_metadata`.
     models_by_step: HashMap<i64, String>,
+    /// Model enum → human model name, from `gen_metadata` rows whose usage
+    /// names the enum: the name for steps no generation lists.
+    models_by_enum: HashMap<u64, String>,
     /// Ids of calls declared by a planner step and not yet answered.
     open_calls: HashSet<String>,
     checkpoint_title: Option<String>,
@@ -561,8 +564,9 @@ impl Conversation {
         write_json(out, &message);
     }
 
-    /// The human model name where the store has one (`gen_metadata`, then
-    /// the step's model info), else `model-<n>` from the model enum.
+    /// The human model name where the store has one (`gen_metadata` by step,
+    /// the step's model info, then `gen_metadata` by model enum), else
+    /// `model-<n>` from the model enum.
     fn model_of(&self, view: &StepView<'_>, idx: Option<i64>) -> Option<String> {
         if let Some(name) = idx.and_then(|i| self.models_by_step.get(&i)) {
             return Some(name.clone());
@@ -583,7 +587,10 @@ impl Conversation {
                     .and_then(|u| u.get_u64(field::usage::MODEL))
                     .filter(|&v| v != 0)
             })
-            .map(steps::model_enum_name)
+            .map(|model_enum| match self.models_by_enum.get(&model_enum) {
+                Some(name) => name.clone(),
+                None => steps::model_enum_name(model_enum),
+            })
     }
 
     /// A step that executed a tool call gives that call's result once it has
@@ -736,6 +743,14 @@ impl Conversation {
         };
         for idx in generation.repeated_varints(field::generator::STEP_INDICES) {
             self.models_by_step.insert(idx as i64, name.to_string());
+        }
+        let model_enum = generation
+            .get_message(field::generator::CHAT_MODEL)
+            .and_then(|m| m.get_message(field::generator::USAGE))
+            .and_then(|usage| usage.get_u64(field::usage::MODEL))
+            .filter(|&v| v != 0);
+        if let Some(model_enum) = model_enum {
+            self.models_by_enum.insert(model_enum, name.into_owned());
         }
     }
 

@@ -612,6 +612,9 @@ pub mod field {
     pub mod generator {
         pub const CHAT_MODEL: u32 = 1;
         pub const STEP_INDICES: u32 = 2;
+        /// ChatModelMetadata.usage (ModelUsageStats, whose field 1 is the
+        /// model enum): ties the human name to the enum the steps carry.
+        pub const USAGE: u32 = 4;
         pub const RESPONSE_MODEL: u32 = 19;
     }
 }

@@ -596,3 +596,56 @@ fn command_line() {
         "{\"conversation\":\"c9\",\"kind\":\"meta\",\"id\":\"c9\"}\n{\"conversation\":\"c8\",\"kind\":\"meta\",\"id\":\"c8\"}\n"
     );
 }
+
+#[test]
+fn gen_metadata_names_the_model_enum_its_usage_reports() {
+    // A generation that lists no step indices still ties its name to the
+    // model enum in its usage; a step with another enum keeps `model-<n>`.
+    let mut lines = vec![
+        db("c1"),
+        blob_row(
+            "c1",
+            "gen_metadata",
+            r#""idx":0,"size":0,"#,
+            &Msg::new().msg(
+                1,
+                Msg::new()
+                    .msg(4, Msg::new().varint(1, 1020))
+                    .str(19, "gemini-3.5-flash-low"),
+            ),
+        ),
+    ];
+    let named = Msg::new().ts(1, T0, 0).varint(3, 2).varint(11, 1020);
+    let unnamed = Msg::new().ts(1, T0 + 1, 0).varint(3, 2).varint(11, 1318);
+    push_step(
+        &mut lines,
+        0,
+        PLANNER_RESPONSE,
+        DONE,
+        &named,
+        20,
+        planner(&[], "one"),
+    );
+    push_step(
+        &mut lines,
+        1,
+        PLANNER_RESPONSE,
+        DONE,
+        &unnamed,
+        20,
+        planner(&[], "two"),
+    );
+    let out = decode(&lines);
+    let models: Vec<serde_json::Value> = out
+        .iter()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["model"].clone())
+        .collect();
+    assert_eq!(
+        models,
+        [
+            serde_json::json!("gemini-3.5-flash-low"),
+            serde_json::json!("model-1318"),
+            serde_json::json!("model-1318"),
+        ]
+    );
+}
