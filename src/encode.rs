@@ -15,7 +15,6 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -23,6 +22,7 @@ use crate::decode;
 use crate::error::{Error, Result};
 use crate::io::Output;
 use crate::json;
+use crate::json::Depth;
 use crate::message::{
     self, Block, ForkedFrom, ImageSource, InputRecord, ResultContent, Role, ToolInput, Usage,
 };
@@ -1296,26 +1296,70 @@ fn join(text: &mut String, part: &str) {
 }
 
 /// One line of a brain transcript (FORMAT.md 10).
-#[derive(Serialize)]
 struct TranscriptLine<'a> {
     step_index: i64,
     source: &'static str,
-    #[serde(rename = "type")]
     step_type: Cow<'static, str>,
     status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     created_at: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     content: Option<Cow<'a, str>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<Cow<'a, str>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     tool_calls: Option<Vec<TranscriptCall>>,
+}
+
+impl TranscriptLine<'_> {
+    /// The line as compact JSON: `step_index`, `source`, `type`, `status`,
+    /// then `created_at`, `content`, `thinking`, `tool_calls` when present.
+    /// Written by hand at the depth it is needed: the transcript travels
+    /// inside a `file` record's string, and escaping the conversation's text
+    /// twice in one pass is what keeps agy-encode near agy-decode's pace.
+    fn write_json(&self, out: &mut Vec<u8>, depth: Depth) {
+        depth.raw(out, "{\"step_index\":");
+        json::write_i64(out, self.step_index);
+        depth.raw(out, ",\"source\":");
+        depth.string(out, self.source);
+        depth.raw(out, ",\"type\":");
+        depth.string(out, &self.step_type);
+        depth.raw(out, ",\"status\":");
+        depth.string(out, self.status);
+        for (key, value) in [
+            (",\"created_at\":", self.created_at.as_deref()),
+            (",\"content\":", self.content.as_deref()),
+            (",\"thinking\":", self.thinking.as_deref()),
+        ] {
+            if let Some(value) = value {
+                depth.raw(out, key);
+                depth.string(out, value);
+            }
+        }
+        if let Some(calls) = &self.tool_calls {
+            depth.raw(out, ",\"tool_calls\":[");
+            for (i, call) in calls.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                depth.raw(out, "{\"name\":");
+                depth.string(out, &call.name);
+                depth.raw(out, ",\"args\":{");
+                for (j, (key, value)) in call.args.iter().enumerate() {
+                    if j > 0 {
+                        out.push(b',');
+                    }
+                    depth.string(out, key);
+                    out.push(b':');
+                    depth.value(out, value);
+                }
+                out.extend_from_slice(b"}}");
+            }
+            out.push(b']');
+        }
+        out.push(b'}');
+    }
 }
 
 /// `{name, args}` with every argument value JSON-encoded, as agy writes
 /// them; the transcript carries no call id.
-#[derive(Clone, Serialize)]
+#[derive(Clone)]
 struct TranscriptCall {
     name: String,
     args: serde_json::Map<String, Value>,
@@ -1399,9 +1443,10 @@ struct Transcript {
 impl Transcript {
     /// Appends `line` and a newline, escaped for a JSON string.
     fn push_line(&mut self, line: &TranscriptLine<'_>) -> Result<()> {
-        let text = serde_json::to_string(line).expect("a transcript line serializes");
-        self.text.append_json_str_body(&text)?;
-        self.text.append(b"\\n")
+        self.text.append_with(|buf| {
+            line.write_json(buf, Depth::Nested);
+            buf.extend_from_slice(b"\\n");
+        })
     }
 
     /// Writes `{"conversation":…,"kind":"file","path":…,"text":…}`,

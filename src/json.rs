@@ -49,8 +49,15 @@ const ESCAPE_ROUND: usize = 4096;
 /// room for the worst case, copying clean runs eight bytes at a time and
 /// escaping the rest byte by byte, with no call per run.
 pub fn write_str(out: &mut Vec<u8>, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push(b'"');
+    write_str_body(out, s);
+    out.push(b'"');
+}
+
+/// The inside of [`write_str`]: `s` escaped, without the quotes, for text
+/// that becomes part of a longer JSON string.
+pub fn write_str_body(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     for round in s.as_bytes().chunks(ESCAPE_ROUND) {
         let start = out.len();
         out.resize(start + round.len() * 6, 0);
@@ -93,7 +100,6 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
         }
         out.truncate(start + n);
     }
-    out.push(b'"');
 }
 
 /// The two lowercase hex digits of every byte value.
@@ -144,6 +150,94 @@ pub fn write_i64(out: &mut Vec<u8>, v: i64) {
 pub fn write_f64(out: &mut Vec<u8>, v: f64) {
     debug_assert!(v.is_finite());
     serde_json::to_writer(out, &v).expect("writing to a Vec cannot fail");
+}
+
+/// Writes `s` escaped twice, for a JSON string that sits inside another
+/// JSON string (a brain transcript line inside a `file` record): one pass
+/// instead of escaping the text, then the escaped line again.
+///
+/// A byte that needs no escape once needs none twice; every escape `\X`
+/// becomes `\\` followed by `X` escaped again.
+pub fn write_str_body_twice(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len());
+    let mut start = 0;
+    let mut i = 0;
+    loop {
+        while let Some(word) = bytes.get(i..i + 8) {
+            if word_needs_escape(u64::from_le_bytes(word.try_into().expect("eight bytes"))) {
+                break;
+            }
+            i += 8;
+        }
+        let Some(&b) = bytes.get(i) else {
+            break;
+        };
+        let escape = ESCAPE[b as usize];
+        if escape != 0 {
+            out.extend_from_slice(&bytes[start..i]);
+            out.extend_from_slice(b"\\\\");
+            match escape {
+                b'u' => out.extend_from_slice(&[
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[(b >> 4) as usize],
+                    HEX[(b & 0xf) as usize],
+                ]),
+                b'"' => out.extend_from_slice(b"\\\""),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                letter => out.push(letter),
+            }
+            start = i + 1;
+        }
+        i += 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+}
+
+/// How deep the JSON being written sits: as it is, or inside a JSON string
+/// (escaped once more), as a brain transcript line does in a `file` record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    Top,
+    Nested,
+}
+
+impl Depth {
+    /// Writes JSON punctuation and literals that hold no string.
+    pub fn raw(self, out: &mut Vec<u8>, json_text: &str) {
+        match self {
+            Depth::Top => out.extend_from_slice(json_text.as_bytes()),
+            Depth::Nested => write_str_body(out, json_text),
+        }
+    }
+
+    /// Writes a JSON string, quotes included.
+    pub fn string(self, out: &mut Vec<u8>, s: &str) {
+        match self {
+            Depth::Top => write_str(out, s),
+            Depth::Nested => {
+                out.extend_from_slice(b"\\\"");
+                write_str_body_twice(out, s);
+                out.extend_from_slice(b"\\\"");
+            }
+        }
+    }
+
+    /// Writes a JSON value; see [`write_value`].
+    pub fn value(self, out: &mut Vec<u8>, value: &serde_json::Value) {
+        match (self, value) {
+            (Depth::Top, _) => write_value(out, value),
+            (Depth::Nested, serde_json::Value::String(s)) => self.string(out, s),
+            (Depth::Nested, _) => {
+                let mut top = Vec::new();
+                write_value(&mut top, value);
+                write_str_body(out, std::str::from_utf8(&top).expect("JSON is UTF-8"));
+            }
+        }
+    }
 }
 
 /// Writes a JSON value compactly, byte for byte as `serde_json` does, but
@@ -241,6 +335,29 @@ mod tests {
         let mut out = Vec::new();
         write_value(&mut out, &value);
         assert_eq!(out, serde_json::to_vec(&value).unwrap());
+    }
+
+    #[test]
+    fn escaping_twice_is_escaping_the_escaped() {
+        let every_byte: String = (0..128u8).map(char::from).collect::<String>() + "é✓";
+        let long = "plain text, then \"quotes\" and \\ and \n".repeat(20) + &every_byte;
+        for s in [long.as_str(), "", "clean text only", "\u{1}"] {
+            let mut once = Vec::new();
+            write_str_body(&mut once, s);
+            let mut twice_by_two = Vec::new();
+            write_str_body(&mut twice_by_two, std::str::from_utf8(&once).unwrap());
+            let mut twice = Vec::new();
+            write_str_body_twice(&mut twice, s);
+            assert_eq!(twice, twice_by_two, "{s:?}");
+        }
+        let value = serde_json::json!({"a": ["x\"y", 1, null]});
+        let mut top = Vec::new();
+        Depth::Top.value(&mut top, &value);
+        let mut nested = Vec::new();
+        Depth::Nested.value(&mut nested, &value);
+        let mut expected = Vec::new();
+        write_str_body(&mut expected, std::str::from_utf8(&top).unwrap());
+        assert_eq!(nested, expected);
     }
 
     #[test]

@@ -55,13 +55,16 @@ impl Spool {
         self.settle()
     }
 
+    /// Appends whatever `write` puts at the end of the in-memory buffer, so
+    /// a writer can format straight into the spool.
+    pub fn append_with(&mut self, write: impl FnOnce(&mut Vec<u8>)) -> Result<()> {
+        write(&mut self.buf);
+        self.settle()
+    }
+
     /// Appends `text` escaped for the inside of a JSON string (no quotes).
     pub fn append_json_str_body(&mut self, text: &str) -> Result<()> {
-        let start = self.buf.len();
-        json::write_str(&mut self.buf, text);
-        let end = self.buf.len() - 1;
-        self.buf.copy_within(start + 1..end, start);
-        self.buf.truncate(end - 1);
+        json::write_str_body(&mut self.buf, text);
         self.settle()
     }
 
