@@ -233,7 +233,10 @@ fn is_false(b: &bool) -> bool {
 }
 
 /// One content block.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// Serialized by serde's derive (the tests compare [`Block::write_json`]
+/// with it); deserialized by hand, see the `Deserialize` impl.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Block<'a> {
     Text {
@@ -273,6 +276,111 @@ pub enum Block<'a> {
     Document {
         source: ImageSource<'a>,
     },
+}
+
+/// Reads a block in one pass over its keys, in any order. serde's derive
+/// for an internally tagged enum first copies every field into a buffer to
+/// find `type`; for the megabytes of tool output a message stream carries
+/// that was a quarter of agy-encode's parsing.
+impl<'de, 'a> Deserialize<'de> for Block<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(BlockVisitor(std::marker::PhantomData))
+    }
+}
+
+struct BlockVisitor<'a>(std::marker::PhantomData<Block<'a>>);
+
+/// Stores a key's value, refusing a key given twice.
+fn once<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+    slot: &mut Option<T>,
+    map: &mut A,
+    key: &'static str,
+) -> Result<(), A::Error> {
+    if slot.is_some() {
+        return Err(de::Error::duplicate_field(key));
+    }
+    *slot = Some(map.next_value()?);
+    Ok(())
+}
+
+impl<'de, 'a> Visitor<'de> for BlockVisitor<'a> {
+    type Value = Block<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a content block object with a \"type\"")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Block<'a>, A::Error> {
+        const TYPES: &[&str] = &[
+            "text",
+            "thinking",
+            "tool_use",
+            "tool_result",
+            "image",
+            "document",
+        ];
+        let mut block_type: Option<String> = None;
+        let mut text: Option<String> = None;
+        let mut field: Option<Option<String>> = None;
+        let mut thinking: Option<Option<String>> = None;
+        let mut signature: Option<Option<String>> = None;
+        let mut id: Option<String> = None;
+        let mut name: Option<String> = None;
+        let mut input: Option<ToolInput> = None;
+        let mut tool_use_id: Option<String> = None;
+        let mut content: Option<ResultContent<'a>> = None;
+        let mut is_error: Option<Option<bool>> = None;
+        let mut source: Option<ImageSource<'a>> = None;
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match &*key {
+                "type" => once(&mut block_type, &mut map, "type")?,
+                "text" => once(&mut text, &mut map, "text")?,
+                "field" => once(&mut field, &mut map, "field")?,
+                "thinking" => once(&mut thinking, &mut map, "thinking")?,
+                "signature" => once(&mut signature, &mut map, "signature")?,
+                "id" => once(&mut id, &mut map, "id")?,
+                "name" => once(&mut name, &mut map, "name")?,
+                "input" => once(&mut input, &mut map, "input")?,
+                "tool_use_id" => once(&mut tool_use_id, &mut map, "tool_use_id")?,
+                "content" => once(&mut content, &mut map, "content")?,
+                "is_error" => once(&mut is_error, &mut map, "is_error")?,
+                "source" => once(&mut source, &mut map, "source")?,
+                _ => {
+                    map.next_value::<de::IgnoredAny>()?;
+                }
+            }
+        }
+        let block_type = block_type.ok_or_else(|| de::Error::missing_field("type"))?;
+        let missing = |key: &'static str| de::Error::missing_field(key);
+        Ok(match block_type.as_str() {
+            "text" => Block::Text {
+                text: Cow::Owned(text.ok_or_else(|| missing("text"))?),
+                field: field.flatten().map(Cow::Owned),
+            },
+            "thinking" => Block::Thinking {
+                thinking: Cow::Owned(thinking.flatten().unwrap_or_default()),
+                signature: signature.flatten().map(Cow::Owned),
+            },
+            "tool_use" => Block::ToolUse {
+                id: Cow::Owned(id.ok_or_else(|| missing("id"))?),
+                name: Cow::Owned(name.ok_or_else(|| missing("name"))?),
+                input: input.ok_or_else(|| missing("input"))?,
+                signature: signature.flatten().map(Cow::Owned),
+            },
+            "tool_result" => Block::ToolResult {
+                tool_use_id: Cow::Owned(tool_use_id.ok_or_else(|| missing("tool_use_id"))?),
+                content: content.unwrap_or_default(),
+                is_error: is_error.flatten().unwrap_or(false),
+            },
+            "image" => Block::Image {
+                source: source.ok_or_else(|| missing("source"))?,
+            },
+            "document" => Block::Document {
+                source: source.ok_or_else(|| missing("source"))?,
+            },
+            other => return Err(de::Error::unknown_variant(other, TYPES)),
+        })
+    }
 }
 
 impl<'a> Block<'a> {
@@ -616,6 +724,47 @@ pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocks_read_in_any_key_order_and_refuse_what_is_wrong() {
+        let read = |text: &str| serde_json::from_str::<Block>(text);
+        assert_eq!(
+            read(r#"{"text":"hi","extra":[1,{"x":2}],"type":"text"}"#).unwrap(),
+            Block::text("hi".into())
+        );
+        assert_eq!(
+            read(r#"{"is_error":true,"content":"boom","tool_use_id":"c1","type":"tool_result"}"#)
+                .unwrap(),
+            Block::ToolResult {
+                tool_use_id: "c1".into(),
+                content: ResultContent::Text("boom".into()),
+                is_error: true,
+            }
+        );
+        assert_eq!(
+            read(r#"{"type":"thinking","thinking":null,"signature":null}"#).unwrap(),
+            Block::Thinking {
+                thinking: "".into(),
+                signature: None,
+            }
+        );
+        for (bad, why) in [
+            (r#"{"type":"text"}"#, "missing field `text`"),
+            (r#"{"text":"x"}"#, "missing field `type`"),
+            (r#"{"type":"video","text":"x"}"#, "unknown variant `video`"),
+            (
+                r#"{"type":"text","text":"a","text":"b"}"#,
+                "duplicate field `text`",
+            ),
+            (
+                r#"{"type":"tool_use","id":"c","name":"n"}"#,
+                "missing field `input`",
+            ),
+        ] {
+            let err = read(bad).unwrap_err().to_string();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+    }
 
     #[test]
     fn hand_written_json_is_what_serde_writes() {
