@@ -38,16 +38,11 @@ fn word_needs_escape(word: u64) -> bool {
     (control | quote | backslash) & HIGH != 0
 }
 
-/// Input bytes escaped per round; the output of a round is at most six
-/// times as long (`\u00XX`).
+/// Input bytes escaped per round.
 const ESCAPE_ROUND: usize = 4096;
 
 /// Writes `s` as a JSON string. Non-ASCII text is written as UTF-8, never
 /// as `\u` escapes, so the output stays readable and `grep`-able.
-///
-/// Tool output is most of what agy-decode writes: each round writes into
-/// room for the worst case, copying clean runs eight bytes at a time and
-/// escaping the rest byte by byte, with no call per run.
 pub fn write_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
     write_str_body(out, s);
@@ -56,16 +51,25 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
 
 /// The inside of [`write_str`]: `s` escaped, without the quotes, for text
 /// that becomes part of a longer JSON string.
+///
+/// Tool output is most of what agy-decode writes. Each round makes room for
+/// a round of input plus some escapes and fills it with no call per run:
+/// clean words are copied eight bytes at a time and only bytes around an
+/// escape are looked at one by one; a round ends early when its room runs
+/// short, so escape-dense text just takes more rounds.
 pub fn write_str_body(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    for round in s.as_bytes().chunks(ESCAPE_ROUND) {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
         let start = out.len();
-        out.resize(start + round.len() * 6, 0);
+        let room = (bytes.len() - i).min(ESCAPE_ROUND) + 64;
+        out.resize(start + room, 0);
         let dst = &mut out[start..];
         let mut n = 0;
-        let mut i = 0;
-        while i < round.len() {
-            if let Some(word) = round.get(i..i + 8) {
+        // Eight bytes of room cover a word copy and the longest escape.
+        while i < bytes.len() && n + 8 <= room {
+            if let Some(word) = bytes.get(i..i + 8) {
                 if !word_needs_escape(u64::from_le_bytes(word.try_into().expect("eight bytes"))) {
                     dst[n..n + 8].copy_from_slice(word);
                     n += 8;
@@ -73,7 +77,7 @@ pub fn write_str_body(out: &mut Vec<u8>, s: &str) {
                     continue;
                 }
             }
-            let b = round[i];
+            let b = bytes[i];
             match ESCAPE[b as usize] {
                 0 => {
                     dst[n] = b;
