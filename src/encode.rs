@@ -713,7 +713,7 @@ impl Conversation {
             ),
         };
         let (step_kind, payload_field, payload) = carrier.encode(args);
-        let text = result.map(|(content, _)| content.to_text().into_owned());
+        let text = result.map(|(content, _)| content.to_text());
         let mut meta = metadata(timestamp, source::MODEL);
         meta.bytes(field::metadata::TOOL_CALL, &call.call);
         self.write_step(
@@ -725,13 +725,7 @@ impl Conversation {
                 error,
                 payload_field,
                 payload,
-                line: TranscriptLine::new(
-                    source::MODEL,
-                    step_kind,
-                    step_status,
-                    timestamp,
-                    text.map(Cow::Owned),
-                ),
+                line: TranscriptLine::new(source::MODEL, step_kind, step_status, timestamp, text),
             },
         )
     }
@@ -989,9 +983,9 @@ fn fork_reference(fork: &ForkedFrom) -> Result<Vec<u8>> {
 }
 
 /// Which step kind carries a tool result, with what it needs.
-enum Carrier {
-    RunCommand(Option<String>),
-    ViewFile(Option<String>),
+enum Carrier<'a> {
+    RunCommand(Option<Cow<'a, str>>),
+    ViewFile(Option<Cow<'a, str>>),
     /// An edit or creation of `file`.
     CodeAction {
         file: Option<String>,
@@ -1000,12 +994,12 @@ enum Carrier {
     ListDirectory(Vec<Value>),
     /// A deleted file (FILE_CHANGE, the only kind that says so).
     FileDeleted(String),
-    Generic(Option<String>),
+    Generic(Option<Cow<'a, str>>),
 }
 
-impl Carrier {
+impl<'a> Carrier<'a> {
     /// The kind for a call by its native name, holding `text` if any.
-    fn for_call(native_name: &str, generic: bool, text: Option<String>) -> Carrier {
+    fn for_call(native_name: &str, generic: bool, text: Option<Cow<'a, str>>) -> Carrier<'a> {
         match native_name {
             _ if generic => Carrier::Generic(text),
             "run_command" => Carrier::RunCommand(text),
@@ -1022,7 +1016,7 @@ impl Carrier {
     /// step that decode turns back into that structure, even with
     /// `--generic`, because GENERIC holds only text; free text for an edit
     /// rides GENERIC, because a code action holds none.
-    fn for_result(native_name: &str, generic: bool, content: &ResultContent<'_>) -> Carrier {
+    fn for_result(native_name: &str, generic: bool, content: &'a ResultContent<'_>) -> Carrier<'a> {
         if let ResultContent::Structured(value) = content {
             if let Some(entries) = listing(value) {
                 return Carrier::ListDirectory(entries.to_vec());
@@ -1038,7 +1032,7 @@ impl Carrier {
                 None => {}
             }
         }
-        Carrier::for_call(native_name, generic, Some(content.to_text().into_owned()))
+        Carrier::for_call(native_name, generic, Some(content.to_text()))
     }
 
     /// `(step type, payload field, payload)`, with the call's native
