@@ -317,6 +317,36 @@ mod tests {
     }
 
     #[test]
+    fn escaping_matches_serde_json_at_every_density() {
+        let alphabet: Vec<char> = "ab \"\\\n\t\u{1}\u{1f}é✓}{:,".chars().collect();
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        for density in [0u64, 1, 3, 10, 50, 100] {
+            for len in [0usize, 1, 7, 8, 9, 15, 16, 17, 100, 5000] {
+                let text: String = (0..len)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        if state % 100 < density {
+                            alphabet[(state >> 8) as usize % alphabet.len()]
+                        } else {
+                            'x'
+                        }
+                    })
+                    .collect();
+                let mut ours = Vec::new();
+                write_str(&mut ours, &text);
+                assert_eq!(ours, serde_json::to_vec(&text).unwrap(), "{text:?}");
+                let mut twice = Vec::new();
+                write_str_body_twice(&mut twice, &text);
+                let once = serde_json::to_string(&text).unwrap();
+                let again = serde_json::to_string(&once[1..once.len() - 1]).unwrap();
+                assert_eq!(twice, again[1..again.len() - 1].as_bytes(), "{text:?}");
+            }
+        }
+    }
+
+    #[test]
     fn hex_matches_the_hex_crate() {
         let bytes: Vec<u8> = (0..=255u8).chain(0..37).collect();
         for len in 0..bytes.len() {
