@@ -341,7 +341,7 @@ mod tests {
                 write_str_body_twice(&mut twice, &text);
                 let once = serde_json::to_string(&text).unwrap();
                 let again = serde_json::to_string(&once[1..once.len() - 1]).unwrap();
-                assert_eq!(twice, again[1..again.len() - 1].as_bytes(), "{text:?}");
+                assert_eq!(twice, &again.as_bytes()[1..again.len() - 1], "{text:?}");
             }
         }
     }
