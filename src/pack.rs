@@ -77,15 +77,18 @@ impl Packer {
             fs::create_dir_all(&dir).map_err(|e| Error::io(dir.display(), e))?;
             Some(dir)
         } else {
-            for dir in ["conversations", "brain"] {
-                let path = options.root.join(dir);
-                if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            let dirs = ["conversations", "brain"].map(|dir| options.root.join(dir));
+            // Check both before creating either: a refusal leaves no trace.
+            for path in &dirs {
+                if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
                     return Err(Error::data(format!(
                         "{}: is a symbolic link; refusing to write through it",
                         path.display()
                     )));
                 }
-                fs::create_dir_all(&path).map_err(|e| Error::io(path.display(), e))?;
+            }
+            for path in &dirs {
+                fs::create_dir_all(path).map_err(|e| Error::io(path.display(), e))?;
             }
             None
         };

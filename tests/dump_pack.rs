@@ -941,3 +941,32 @@ fn acp_meta_sidecar_travels_with_its_conversation() {
         &["neither brain nor conversations"],
     );
 }
+
+#[test]
+fn pack_never_writes_through_a_symlinked_store_directory() {
+    for linked in ["brain", "conversations"] {
+        let s = Scratch::new("symlinked");
+        let root = s.join("root");
+        let elsewhere = s.join("elsewhere");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, root.join(linked)).unwrap();
+        let before = files_under(&s.path);
+        let out = run(
+            "agy-pack",
+            &["--root", root.to_str().unwrap()],
+            GOOD_ROW.as_bytes(),
+        );
+        assert_eq!(out.status.code(), Some(1), "{linked}");
+        let err = stderr(&out);
+        assert!(
+            err.contains(linked) && err.contains("symbolic link"),
+            "{err}"
+        );
+        assert_eq!(
+            files_under(&s.path),
+            before,
+            "{linked}: something was written"
+        );
+    }
+}
