@@ -68,7 +68,7 @@ pub fn write_str_body(out: &mut Vec<u8>, s: &str) {
         let dst = &mut out[start..];
         let mut n = 0;
         // Eight bytes of room cover a word copy and the longest escape.
-        while i < bytes.len() && n + 8 <= room {
+        while i < bytes.len() && n + 64 <= room {
             if let Some(word) = bytes.get(i..i + 8) {
                 if !word_needs_escape(u64::from_le_bytes(word.try_into().expect("eight bytes"))) {
                     dst[n..n + 8].copy_from_slice(word);
@@ -77,13 +77,14 @@ pub fn write_str_body(out: &mut Vec<u8>, s: &str) {
                     continue;
                 }
             }
-            let b = bytes[i];
-            match ESCAPE[b as usize] {
-                0 => {
-                    dst[n] = b;
-                    n += 1;
-                }
-                b'u' => {
+            // A word with something to escape: its eight bytes (or the
+            // last few) one by one, without a branch per byte for the
+            // common case, since escape-dense text (brain transcripts are
+            // JSON) makes such branches unpredictable.
+            let end = (i + 8).min(bytes.len());
+            for &b in &bytes[i..end] {
+                let escape = ESCAPE[b as usize];
+                if escape == b'u' {
                     dst[n..n + 6].copy_from_slice(&[
                         b'\\',
                         b'u',
@@ -93,14 +94,14 @@ pub fn write_str_body(out: &mut Vec<u8>, s: &str) {
                         HEX[(b & 0xf) as usize],
                     ]);
                     n += 6;
+                    continue;
                 }
-                letter => {
-                    dst[n] = b'\\';
-                    dst[n + 1] = letter;
-                    n += 2;
-                }
+                let escaped = usize::from(escape != 0);
+                dst[n] = if escaped == 1 { b'\\' } else { b };
+                dst[n + 1] = escape;
+                n += 1 + escaped;
             }
-            i += 1;
+            i = end;
         }
         out.truncate(start + n);
     }
