@@ -12,20 +12,7 @@ use support::{run, run_ok, stderr};
 const T0: i64 = 1_786_353_243;
 
 fn decode(lines: &[String]) -> Vec<String> {
-    let input = lines.join("\n") + "\n";
-    let out = run_ok("agy-decode", &[], input.as_bytes());
-    String::from_utf8(out)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
-
-fn assert_lines(actual: &[String], expected: &[&str]) {
-    for (i, (a, e)) in actual.iter().zip(expected).enumerate() {
-        assert_eq!(a, e, "line {i} differs");
-    }
-    assert_eq!(actual.len(), expected.len(), "{actual:#?}");
+    decode_lines(&[], lines)
 }
 
 /// A planner step declaring `calls`, with the given response text.

@@ -20,22 +20,7 @@ const EPHEMERAL_MESSAGE: u64 = 90;
 const DIRECTORY_RULES: u64 = 139;
 const FILE_CHANGE: u64 = 86;
 
-fn decode(args: &[&str], lines: &[String]) -> Vec<String> {
-    let input = lines.join("\n") + "\n";
-    let out = run_ok("agy-decode", args, input.as_bytes());
-    String::from_utf8(out)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
-
-fn assert_lines(actual: &[String], expected: &[&str]) {
-    for (i, (a, e)) in actual.iter().zip(expected).enumerate() {
-        assert_eq!(a, e, "line {i} differs");
-    }
-    assert_eq!(actual.len(), expected.len(), "{actual:#?}");
-}
+use support::steps::decode_lines as decode;
 
 /// Every bookkeeping kind of the system table, an unknown kind alone and
 /// one executing a call, and a known kind whose payload nothing reads.

@@ -109,3 +109,23 @@ pub fn trajectory_meta(conversation: &str, cascade_id: &str) -> String {
         r#"{{"conversation":"{conversation}","kind":"row","table":"trajectory_meta","row":{{"trajectory_id":"t-1","cascade_id":"{cascade_id}","trajectory_type":4,"source":17}}}}"#
     )
 }
+
+/// Runs agy-decode with `args` over `lines`, returning its output lines.
+pub fn decode_lines(args: &[&str], lines: &[String]) -> Vec<String> {
+    let input = lines.join("\n") + "\n";
+    let out = super::run_ok("agy-decode", args, input.as_bytes());
+    String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Compares output lines one by one, so a failure shows the first that
+/// differs, then their number.
+pub fn assert_lines(actual: &[String], expected: &[&str]) {
+    for (i, (a, e)) in actual.iter().zip(expected).enumerate() {
+        assert_eq!(a, e, "line {i} differs");
+    }
+    assert_eq!(actual.len(), expected.len(), "{actual:#?}");
+}
