@@ -239,9 +239,32 @@ pub fn decode_hex_into(hex_text: &str, out: &mut Vec<u8>) -> Result<()> {
     }
     out.clear();
     out.resize(text.len() / 2, 0);
+    decode_hex_digits(text, out).map_err(|position| {
+        let shown = hex_text[position..].chars().next().unwrap_or('?');
+        Error::data(format!(
+            "bad hex: invalid character {shown:?} at position {position}"
+        ))
+    })
+}
+
+/// Hex digits as bytes into a reused buffer; false when they are not an
+/// even number of hex digits (the caller then takes the path that says
+/// why). For text not yet known to be UTF-8.
+pub fn decode_hex_bytes_into(text: &[u8], out: &mut Vec<u8>) -> bool {
+    if text.len() % 2 != 0 {
+        return false;
+    }
+    out.clear();
+    out.resize(text.len() / 2, 0);
+    decode_hex_digits(text, out).is_ok()
+}
+
+/// Decodes `text` into `out` (half its length), or gives the position of
+/// the first byte that is not a hex digit.
+fn decode_hex_digits(text: &[u8], out: &mut [u8]) -> std::result::Result<(), usize> {
     // Sixteen digits at a time where the CPU has SSE2 (every x86-64), the
     // pair table for the rest and for a chunk holding a bad digit, whose
-    // position the table loop reports.
+    // position the table loop finds.
     let vectored = decode_hex_vectored(text, out);
     let (text, out) = (&text[vectored * 2..], &mut out[vectored..]);
     for (chunk_index, (dst, src)) in out.chunks_mut(64).zip(text.chunks(128)).enumerate() {
@@ -256,11 +279,7 @@ pub fn decode_hex_into(hex_text: &str, out: &mut Vec<u8>) -> Result<()> {
                 .iter()
                 .position(|b| !b.is_ascii_hexdigit())
                 .expect("a chunk flagged invalid has a bad digit");
-            let position = vectored * 2 + chunk_index * 128 + at;
-            let shown = hex_text[position..].chars().next().unwrap_or('?');
-            return Err(Error::data(format!(
-                "bad hex: invalid character {shown:?} at position {position}"
-            )));
+            return Err(vectored * 2 + chunk_index * 128 + at);
         }
     }
     Ok(())

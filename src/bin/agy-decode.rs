@@ -54,7 +54,13 @@ fn run() -> Result<()> {
     for path in io::input_paths(paths) {
         let mut lines = Lines::open(&path)?;
         while let Some(line) = lines.next_line()? {
-            let result = Record::parse(line).and_then(|record| decoder.record(&record, &mut out));
+            let result = match decoder.canonical_step_line(line, &mut out) {
+                Ok(true) => Ok(()),
+                Ok(false) => {
+                    Record::parse(line).and_then(|record| decoder.record(&record, &mut out))
+                }
+                Err(e) => Err(e),
+            };
             if let Err(err) = result {
                 return Err(err.context(lines.place()));
             }
