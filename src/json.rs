@@ -49,25 +49,77 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
+/// How each byte is written inside a JSON string: up to four bytes and
+/// their count, or a count of 0 for a control character, which takes the
+/// `\u00XX` form.
+struct EscapeTable {
+    bytes: [[u8; 4]; 256],
+    len: [u8; 256],
+}
+
+/// Builds the table for text escaped once, or twice (for a JSON string
+/// inside a JSON string: every escape `\X` becomes `\\` and `X` escaped).
+const fn escape_table(twice: bool) -> EscapeTable {
+    let mut table = EscapeTable {
+        bytes: [[0; 4]; 256],
+        len: [1; 256],
+    };
+    let mut b = 0;
+    while b < 256 {
+        let escape = ESCAPE[b];
+        table.bytes[b] = match (escape, twice) {
+            (0, _) => [b as u8, 0, 0, 0],
+            (b'u', _) => [0; 4],
+            (b'"', true) | (b'\\', true) => [b'\\', b'\\', b'\\', escape],
+            (letter, true) => [b'\\', b'\\', letter, 0],
+            (letter, false) => [b'\\', letter, 0, 0],
+        };
+        table.len[b] = match (escape, twice) {
+            (0, _) => 1,
+            (b'u', _) => 0,
+            (b'"', true) | (b'\\', true) => 4,
+            (_, true) => 3,
+            (_, false) => 2,
+        };
+        b += 1;
+    }
+    table
+}
+
+static ESCAPE_ONCE: EscapeTable = escape_table(false);
+static ESCAPE_TWICE: EscapeTable = escape_table(true);
+
 /// The inside of [`write_str`]: `s` escaped, without the quotes, for text
 /// that becomes part of a longer JSON string.
-///
-/// Tool output is most of what agy-decode writes. Each round makes room for
-/// a round of input plus some escapes and fills it with no call per run:
-/// clean words are copied eight bytes at a time and only bytes around an
-/// escape are looked at one by one; a round ends early when its room runs
-/// short, so escape-dense text just takes more rounds.
 pub fn write_str_body(out: &mut Vec<u8>, s: &str) {
+    write_escaped(out, s, &ESCAPE_ONCE, b"\\u00");
+}
+
+/// Writes `s` escaped twice, for a JSON string that sits inside another
+/// JSON string (a brain transcript line inside a `file` record): one pass
+/// instead of escaping the text, then the escaped line again.
+pub fn write_str_body_twice(out: &mut Vec<u8>, s: &str) {
+    write_escaped(out, s, &ESCAPE_TWICE, b"\\\\u00");
+}
+
+/// Conversation text is most of what the tools write. Each round makes
+/// room for a round of input plus some escapes and fills it with no call
+/// per run: clean words are copied eight bytes at a time, and a word with
+/// something to escape goes byte by byte through the table, without a
+/// branch per byte, since escape-dense text (brain transcripts are JSON)
+/// makes such branches unpredictable. A round ends early when its room runs
+/// short, so dense text just takes more rounds.
+fn write_escaped(out: &mut Vec<u8>, s: &str, table: &EscapeTable, unicode: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
         let start = out.len();
-        let room = (bytes.len() - i).min(ESCAPE_ROUND) + 64;
+        let room = (bytes.len() - i).min(ESCAPE_ROUND) + 128;
         out.resize(start + room, 0);
         let dst = &mut out[start..];
         let mut n = 0;
-        // Eight bytes of room cover a word copy and the longest escape.
+        // Room for a word, or for eight bytes of the longest escape (7).
         while i < bytes.len() && n + 64 <= room {
             if let Some(word) = bytes.get(i..i + 8) {
                 if !word_needs_escape(u64::from_le_bytes(word.try_into().expect("eight bytes"))) {
@@ -77,29 +129,19 @@ pub fn write_str_body(out: &mut Vec<u8>, s: &str) {
                     continue;
                 }
             }
-            // A word with something to escape: its eight bytes (or the
-            // last few) one by one, without a branch per byte for the
-            // common case, since escape-dense text (brain transcripts are
-            // JSON) makes such branches unpredictable.
             let end = (i + 8).min(bytes.len());
             for &b in &bytes[i..end] {
-                let escape = ESCAPE[b as usize];
-                if escape == b'u' {
-                    dst[n..n + 6].copy_from_slice(&[
-                        b'\\',
-                        b'u',
-                        b'0',
-                        b'0',
-                        HEX[(b >> 4) as usize],
-                        HEX[(b & 0xf) as usize],
-                    ]);
-                    n += 6;
+                let len = usize::from(table.len[b as usize]);
+                if len == 0 {
+                    dst[n..n + unicode.len()].copy_from_slice(unicode);
+                    n += unicode.len();
+                    dst[n] = HEX[(b >> 4) as usize];
+                    dst[n + 1] = HEX[(b & 0xf) as usize];
+                    n += 2;
                     continue;
                 }
-                let escaped = usize::from(escape != 0);
-                dst[n] = if escaped == 1 { b'\\' } else { b };
-                dst[n + 1] = escape;
-                n += 1 + escaped;
+                dst[n..n + 4].copy_from_slice(&table.bytes[b as usize]);
+                n += len;
             }
             i = end;
         }
@@ -155,51 +197,6 @@ pub fn write_i64(out: &mut Vec<u8>, v: i64) {
 pub fn write_f64(out: &mut Vec<u8>, v: f64) {
     debug_assert!(v.is_finite());
     serde_json::to_writer(out, &v).expect("writing to a Vec cannot fail");
-}
-
-/// Writes `s` escaped twice, for a JSON string that sits inside another
-/// JSON string (a brain transcript line inside a `file` record): one pass
-/// instead of escaping the text, then the escaped line again.
-///
-/// A byte that needs no escape once needs none twice; every escape `\X`
-/// becomes `\\` followed by `X` escaped again.
-pub fn write_str_body_twice(out: &mut Vec<u8>, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bytes = s.as_bytes();
-    out.reserve(bytes.len());
-    let mut start = 0;
-    let mut i = 0;
-    loop {
-        while let Some(word) = bytes.get(i..i + 8) {
-            if word_needs_escape(u64::from_le_bytes(word.try_into().expect("eight bytes"))) {
-                break;
-            }
-            i += 8;
-        }
-        let Some(&b) = bytes.get(i) else {
-            break;
-        };
-        let escape = ESCAPE[b as usize];
-        if escape != 0 {
-            out.extend_from_slice(&bytes[start..i]);
-            out.extend_from_slice(b"\\\\");
-            match escape {
-                b'u' => out.extend_from_slice(&[
-                    b'u',
-                    b'0',
-                    b'0',
-                    HEX[(b >> 4) as usize],
-                    HEX[(b & 0xf) as usize],
-                ]),
-                b'"' => out.extend_from_slice(b"\\\""),
-                b'\\' => out.extend_from_slice(b"\\\\"),
-                letter => out.push(letter),
-            }
-            start = i + 1;
-        }
-        i += 1;
-    }
-    out.extend_from_slice(&bytes[start..]);
 }
 
 /// How deep the JSON being written sits: as it is, or inside a JSON string
