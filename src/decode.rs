@@ -27,6 +27,7 @@ use crate::record::{FileContent, FileDir, JsonCell, Record, RowCells};
 use crate::results::{self, Outcome};
 use crate::spool::Spool;
 use crate::steps::{self, field, kind, source};
+use crate::store;
 use crate::system;
 use crate::time::Timestamp;
 use crate::tools;
@@ -970,19 +971,7 @@ struct StepColumns<'a> {
 /// parser to read. Strings are not checked here: blob hex is checked by
 /// decoding it, and the id by `str::from_utf8` and the escape test.
 fn parse_canonical_step_row(line: &[u8]) -> Option<(&str, StepColumns<'_>)> {
-    const COLUMNS: [&str; 11] = [
-        "idx",
-        "step_type",
-        "status",
-        "has_subtrajectory",
-        "metadata",
-        "error_details",
-        "permissions",
-        "task_details",
-        "render_info",
-        "step_payload",
-        "step_format",
-    ];
+    const COLUMNS: &[&str] = store::STEPS_COLUMNS;
     let rest = line.strip_prefix(b"{\"conversation\":\"")?;
     let end = memchr::memchr(b'"', rest)?;
     let id = &rest[..end];

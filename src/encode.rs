@@ -73,21 +73,7 @@ pub struct Encoder {
 
 impl Encoder {
     pub fn new(options: Options) -> Encoder {
-        let steps_columns = store::STEPS_COLUMNS
-            .iter()
-            .map(|&name| Column {
-                name: name.to_string(),
-                blob_affinity: matches!(
-                    name,
-                    "metadata"
-                        | "error_details"
-                        | "permissions"
-                        | "task_details"
-                        | "render_info"
-                        | "step_payload"
-                ),
-            })
-            .collect();
+        let steps_columns = store::agy_columns("steps");
         Encoder {
             options,
             current: None,
@@ -211,24 +197,7 @@ impl Conversation {
         }
         let trajectory_id =
             Uuid::new_v5(&NAMESPACE, format!("{id}/trajectory").as_bytes()).to_string();
-        let columns = [
-            Column {
-                name: "trajectory_id".into(),
-                blob_affinity: false,
-            },
-            Column {
-                name: "cascade_id".into(),
-                blob_affinity: false,
-            },
-            Column {
-                name: "trajectory_type".into(),
-                blob_affinity: false,
-            },
-            Column {
-                name: "source".into(),
-                blob_affinity: false,
-            },
-        ];
+        let columns = store::agy_columns("trajectory_meta");
         record::write_row(
             out,
             &id,
@@ -770,16 +739,7 @@ impl Conversation {
         }
         let out = &mut *steps.out;
         let blob = self.trajectory_metadata();
-        let columns = [
-            Column {
-                name: "id".into(),
-                blob_affinity: false,
-            },
-            Column {
-                name: "data".into(),
-                blob_affinity: true,
-            },
-        ];
+        let columns = store::agy_columns("trajectory_metadata_blob");
         record::write_row(
             out.buf(),
             &self.id,
@@ -792,16 +752,7 @@ impl Conversation {
         );
         if let Some(fork) = &self.meta.forked_from {
             let reference = fork_reference(fork)?;
-            let columns = [
-                Column {
-                    name: "idx".into(),
-                    blob_affinity: false,
-                },
-                Column {
-                    name: "data".into(),
-                    blob_affinity: true,
-                },
-            ];
+            let columns = store::agy_columns("parent_references");
             record::write_row(
                 out.buf(),
                 &self.id,

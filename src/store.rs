@@ -16,6 +16,50 @@ pub const AGY_SCHEMA: &[(&str, &str, &str)] = &[
     ("index", "idx_steps_step_type", "CREATE INDEX `idx_steps_step_type` ON `steps`(`step_type`)"),
 ];
 
+/// The columns of one of agy's tables, read from [`AGY_SCHEMA`] so the
+/// schema stays the one place that says what they are and which hold blobs.
+/// Empty for a table agy's schema does not have.
+pub fn agy_columns(table: &str) -> Vec<Column> {
+    let Some((_, _, sql)) = AGY_SCHEMA
+        .iter()
+        .find(|(object_type, name, _)| *object_type == "table" && *name == table)
+    else {
+        return Vec::new();
+    };
+    let (Some(open), Some(close)) = (sql.find('('), sql.rfind(')')) else {
+        return Vec::new();
+    };
+    let mut columns = Vec::new();
+    let mut depth = 0;
+    let mut start = open + 1;
+    let body = &sql[..close];
+    for (i, c) in body.char_indices().skip(open + 1) {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                columns.extend(column_definition(&body[start..i]));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    columns.extend(column_definition(&body[start..]));
+    columns
+}
+
+/// `` `name` type … `` as a column; a table constraint (`PRIMARY KEY (…)`)
+/// is none.
+fn column_definition(definition: &str) -> Option<Column> {
+    let rest = definition.trim().strip_prefix('`')?;
+    let (name, rest) = rest.split_once('`')?;
+    let declared = rest.split_whitespace().next().unwrap_or("");
+    Some(Column {
+        name: name.to_string(),
+        blob_affinity: record::is_blob_affinity(declared),
+    })
+}
+
 /// `PRAGMA user_version` of every agy database seen so far.
 pub const AGY_USER_VERSION: i64 = 1;
 
@@ -434,6 +478,45 @@ fn has_second_statement(sql: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn columns_come_from_the_schema() {
+        let steps = agy_columns("steps");
+        let names: Vec<&str> = steps.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, STEPS_COLUMNS);
+        let blobs: Vec<&str> = steps
+            .iter()
+            .filter(|c| c.blob_affinity)
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(
+            blobs,
+            [
+                "metadata",
+                "error_details",
+                "permissions",
+                "task_details",
+                "render_info",
+                "step_payload"
+            ]
+        );
+        let blob = agy_columns("trajectory_metadata_blob");
+        assert_eq!(
+            blob,
+            [
+                Column {
+                    name: "id".into(),
+                    blob_affinity: false
+                },
+                Column {
+                    name: "data".into(),
+                    blob_affinity: true
+                },
+            ]
+        );
+        assert_eq!(agy_columns("trajectory_meta").len(), 4);
+        assert!(agy_columns("nonesuch").is_empty());
+    }
 
     #[test]
     fn schema_sql_is_one_create_statement() {
