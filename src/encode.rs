@@ -564,7 +564,7 @@ impl Conversation {
             (!response.is_empty()).then_some(Cow::Borrowed(response.as_str())),
         );
         line.thinking = (!thinking.is_empty()).then_some(Cow::Borrowed(thinking.as_str()));
-        line.tool_calls = (!transcript_calls.is_empty()).then_some(transcript_calls);
+        line.tool_calls = (!transcript_calls.is_empty()).then_some(Cow::Owned(transcript_calls));
         self.write_step(
             steps,
             Step {
@@ -942,7 +942,7 @@ enum Carrier<'a> {
         file: Option<String>,
         created: bool,
     },
-    ListDirectory(Vec<Value>),
+    ListDirectory(&'a [Value]),
     /// A deleted file (FILE_CHANGE, the only kind that says so).
     FileDeleted(String),
     Generic(Option<Cow<'a, str>>),
@@ -970,7 +970,7 @@ impl<'a> Carrier<'a> {
     fn for_result(native_name: &str, generic: bool, content: &'a ResultContent<'_>) -> Carrier<'a> {
         if let ResultContent::Structured(value) = content {
             if let Some(entries) = listing(value) {
-                return Carrier::ListDirectory(entries.to_vec());
+                return Carrier::ListDirectory(entries);
             }
             match file_outcome(value) {
                 Some((file, "deleted")) => return Carrier::FileDeleted(file.to_string()),
@@ -1098,7 +1098,7 @@ impl<'a> Carrier<'a> {
                 if let Some(path) = arg_str("DirectoryPath") {
                     payload.string(DIRECTORY_PATH_URI, &message::path_to_uri(path));
                 }
-                for entry in &entries {
+                for entry in entries {
                     match entry {
                         Value::String(name) => {
                             payload.string(CHILDREN, name);
@@ -1249,7 +1249,7 @@ struct TranscriptLine<'a> {
     created_at: Option<String>,
     content: Option<Cow<'a, str>>,
     thinking: Option<Cow<'a, str>>,
-    tool_calls: Option<Vec<TranscriptCall>>,
+    tool_calls: Option<Cow<'a, [TranscriptCall]>>,
 }
 
 impl TranscriptLine<'_> {
@@ -1292,7 +1292,7 @@ impl TranscriptLine<'_> {
                     }
                     depth.string(out, key);
                     out.push(b':');
-                    depth.value(out, value);
+                    depth.string(out, value);
                 }
                 out.extend_from_slice(b"}}");
             }
@@ -1302,12 +1302,13 @@ impl TranscriptLine<'_> {
     }
 }
 
-/// `{name, args}` with every argument value JSON-encoded, as agy writes
-/// them; the transcript carries no call id.
+/// `{name, args}` with every argument value JSON-encoded (the JSON text of
+/// the value, as a string), as agy writes them; the transcript carries no
+/// call id.
 #[derive(Clone)]
 struct TranscriptCall {
     name: String,
-    args: serde_json::Map<String, Value>,
+    args: Vec<(String, String)>,
 }
 
 impl TranscriptCall {
@@ -1316,7 +1317,7 @@ impl TranscriptCall {
             .native_args
             .iter()
             .flatten()
-            .map(|(k, v)| (k.clone(), Value::String(v.to_string())))
+            .map(|(k, v)| (k.clone(), json::value_to_string(v)))
             .collect();
         TranscriptCall {
             name: call.native_name.clone(),
@@ -1358,7 +1359,7 @@ impl<'a> TranscriptLine<'a> {
             created_at: self.created_at.clone(),
             content: self.content.as_deref().map(truncate),
             thinking: self.thinking.as_deref().map(truncate),
-            tool_calls: self.tool_calls.clone(),
+            tool_calls: self.tool_calls.as_deref().map(Cow::Borrowed),
         }
     }
 }

@@ -186,7 +186,7 @@ impl ResultContent<'_> {
             ResultContent::Text(t) => Cow::Borrowed(t),
             ResultContent::Structured(v) => match text_blocks(v) {
                 Some(text) => Cow::Owned(text),
-                None => Cow::Owned(v.to_string()),
+                None => Cow::Owned(crate::json::value_to_string(v)),
             },
         }
     }

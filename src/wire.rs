@@ -279,6 +279,18 @@ impl Writer {
         Writer::default()
     }
 
+    /// A writer that appends to `buf`, so a caller can reuse one
+    /// allocation for many messages.
+    pub fn from_vec(buf: Vec<u8>) -> Writer {
+        Writer { buf }
+    }
+
+    pub fn with_capacity(capacity: usize) -> Writer {
+        Writer {
+            buf: Vec::with_capacity(capacity),
+        }
+    }
+
     pub fn into_bytes(self) -> Vec<u8> {
         self.buf
     }
@@ -336,11 +348,29 @@ impl Writer {
         self.bytes(number, v.as_bytes())
     }
 
-    /// A nested message built by `build`.
+    /// A nested message built by `build`, in place: its length is not known
+    /// until it is built, so one byte is set aside for it, which is enough
+    /// below 128 bytes; a longer message is moved up once to make room for
+    /// its longer length. Building a child in a buffer of its own would copy
+    /// every byte of a large tool output once per level of nesting.
     pub fn message(&mut self, number: u32, build: impl FnOnce(&mut Writer)) -> &mut Writer {
-        let mut inner = Writer::new();
-        build(&mut inner);
-        self.bytes(number, &inner.buf)
+        self.tag(number, 2);
+        let at = self.buf.len();
+        self.buf.push(0);
+        build(self);
+        let len = self.buf.len() - at - 1;
+        if len < 0x80 {
+            self.buf[at] = len as u8;
+            return self;
+        }
+        let mut length = Vec::with_capacity(10);
+        put_varint(&mut length, len as u64);
+        let extra = length.len() - 1;
+        self.buf.resize(self.buf.len() + extra, 0);
+        self.buf
+            .copy_within(at + 1..at + 1 + len, at + length.len());
+        self.buf[at..at + length.len()].copy_from_slice(&length);
+        self
     }
 
     /// Appends bytes that are already an encoded run of fields.
@@ -375,6 +405,32 @@ mod tests {
         assert_eq!(m.get_str(5).as_deref(), Some("hé"));
         assert_eq!(m.get_message(6).and_then(|n| n.get_u64(1)), Some(300));
         assert!(!m.fields().is_damaged());
+    }
+
+    #[test]
+    fn nested_messages_of_every_length_size_match_copied_ones() {
+        for len in [0, 1, 126, 127, 128, 129, 16_383, 16_384, (1 << 21) + 3] {
+            let text = "x".repeat(len);
+            let mut inner = Writer::new();
+            inner.string(1, &text);
+            let mut middle = Writer::new();
+            middle.varint(2, 7).bytes(3, inner.as_bytes());
+            let mut expected = Writer::new();
+            expected
+                .varint(1, 1)
+                .bytes(4, middle.as_bytes())
+                .varint(5, 9);
+
+            let mut w = Writer::new();
+            w.varint(1, 1)
+                .message(4, |m| {
+                    m.varint(2, 7).message(3, |i| {
+                        i.string(1, &text);
+                    });
+                })
+                .varint(5, 9);
+            assert_eq!(w.as_bytes(), expected.as_bytes(), "length {len}");
+        }
     }
 
     #[test]
