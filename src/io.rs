@@ -145,21 +145,49 @@ pub fn input_paths(paths: Vec<OsString>) -> Vec<OsString> {
 /// and flushed once the buffer passes a threshold.
 pub struct Output {
     buf: Vec<u8>,
-    sink: Box<dyn Write>,
+    sink: Sink,
+}
+
+enum Sink {
+    /// Our own descriptor for standard output.
+    File(File),
+    Writer(Box<dyn Write>),
 }
 
 const FLUSH_AT: usize = 1 << 17;
 
+/// Bytes read per round when a file is copied to a sink that is not a file.
+const COPY_CHUNK: usize = 1 << 16;
+
 impl Output {
+    /// Standard output, written through a duplicate of its descriptor: std's
+    /// `Stdout` is line-buffered and searches every write for its last
+    /// newline, and a plain file lets [`Output::copy_from_file`] hand the
+    /// copying to the kernel.
     pub fn stdout() -> Output {
+        use std::os::fd::AsFd;
         grow_pipe(1);
-        Output::to(Box::new(io::stdout().lock()))
+        match io::stdout().as_fd().try_clone_to_owned() {
+            Ok(fd) => Output::with_sink(Sink::File(File::from(fd))),
+            Err(_) => Output::to(Box::new(io::stdout().lock())),
+        }
     }
 
     pub fn to(sink: Box<dyn Write>) -> Output {
+        Output::with_sink(Sink::Writer(sink))
+    }
+
+    fn with_sink(sink: Sink) -> Output {
         Output {
             buf: Vec::with_capacity(FLUSH_AT * 2),
             sink,
+        }
+    }
+
+    fn sink(&mut self) -> &mut dyn Write {
+        match &mut self.sink {
+            Sink::File(file) => file,
+            Sink::Writer(writer) => writer,
         }
     }
 
@@ -178,13 +206,45 @@ impl Output {
     }
 
     fn write_out(&mut self) -> Result<()> {
-        self.sink
-            .write_all(&self.buf)
-            .map_err(|e| Error::io("stdout", e))?;
-        self.buf.clear();
-        if self.buf.capacity() > FLUSH_AT * 8 {
+        let mut buf = std::mem::take(&mut self.buf);
+        let written = self.sink().write_all(&buf);
+        buf.clear();
+        if buf.capacity() > FLUSH_AT * 8 {
             // One huge record must not pin its memory for the rest of the run.
-            self.buf.shrink_to(FLUSH_AT * 2);
+            buf.shrink_to(FLUSH_AT * 2);
+        }
+        self.buf = buf;
+        written.map_err(|e| Error::io("stdout", e))
+    }
+
+    /// Writes `len` bytes of `file`, from its current position, after
+    /// everything buffered. To standard output the kernel moves them
+    /// (`copy_file_range`, `sendfile` or `splice`, as std's `io::copy`
+    /// chooses), so they never pass through this process's memory.
+    pub fn copy_from_file(&mut self, file: &mut File, len: u64) -> Result<()> {
+        const SPOOL: &str = "temporary spool file";
+        if matches!(self.sink, Sink::File(_)) {
+            self.write_out()?;
+            let Sink::File(sink) = &mut self.sink else {
+                unreachable!("checked just above")
+            };
+            let copied = io::copy(&mut Read::take(&mut *file, len), sink)
+                .map_err(|e| Error::io(format!("copying a {SPOOL} to stdout"), e))?;
+            if copied != len {
+                let e = io::Error::new(io::ErrorKind::UnexpectedEof, "file ended early");
+                return Err(Error::io(SPOOL, e));
+            }
+            return Ok(());
+        }
+        let mut left = len;
+        while left > 0 {
+            let want = left.min(COPY_CHUNK as u64) as usize;
+            let at = self.buf.len();
+            self.buf.resize(at + want, 0);
+            file.read_exact(&mut self.buf[at..])
+                .map_err(|e| Error::io(SPOOL, e))?;
+            left -= want as u64;
+            self.end_record()?;
         }
         Ok(())
     }
@@ -192,7 +252,7 @@ impl Output {
     /// Writes everything buffered and flushes the sink.
     pub fn flush(&mut self) -> Result<()> {
         self.write_out()?;
-        self.sink.flush().map_err(|e| Error::io("stdout", e))
+        self.sink().flush().map_err(|e| Error::io("stdout", e))
     }
 }
 

@@ -8,7 +8,7 @@
 //! only after the last step.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,8 +31,6 @@ pub struct Spool {
 
 /// Numbers the temporary files of this process.
 static SPOOLS: AtomicU64 = AtomicU64::new(0);
-
-const CHUNK: usize = 1 << 16;
 
 fn io_error(e: std::io::Error) -> Error {
     Error::io("temporary spool file", e)
@@ -106,15 +104,8 @@ impl Spool {
             let file = self.file.as_mut().expect("bytes on disk have a file");
             file.seek(SeekFrom::Start(start)).map_err(io_error)?;
             let disk_end = end.min(self.on_disk);
-            while start < disk_end {
-                let want = (disk_end - start).min(CHUNK as u64) as usize;
-                let buf = out.buf();
-                let at = buf.len();
-                buf.resize(at + want, 0);
-                file.read_exact(&mut buf[at..]).map_err(io_error)?;
-                start += want as u64;
-                out.end_record()?;
-            }
+            out.copy_from_file(file, disk_end - start)?;
+            start = disk_end;
         }
         if start < end {
             let from = (start - self.on_disk) as usize;
