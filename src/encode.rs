@@ -175,6 +175,13 @@ struct Conversation {
     first_user_text: Option<String>,
     transcript: Transcript,
     transcript_full: Transcript,
+    /// The escaped transcript line being written, kept for its allocation.
+    transcript_line: Vec<u8>,
+    /// The step blob being written, and the last step's payload, kept for
+    /// their allocations: a large tool output would otherwise fault in fresh
+    /// pages for each of them at every step that holds one.
+    step_blob: Vec<u8>,
+    spare_payload: Vec<u8>,
 }
 
 /// One step about to be written.
@@ -219,6 +226,9 @@ impl Conversation {
             first_user_text: None,
             transcript: Transcript::default(),
             transcript_full: Transcript::default(),
+            transcript_line: Vec::new(),
+            step_blob: Vec::new(),
+            spare_payload: Vec::new(),
         }
     }
 
@@ -681,7 +691,8 @@ impl Conversation {
                 Carrier::for_result(&call.native_name, steps.generic, content),
             ),
         };
-        let (step_kind, payload_field, payload) = carrier.encode(args);
+        let spare = std::mem::take(&mut self.spare_payload);
+        let (step_kind, payload_field, payload) = carrier.encode(args, spare);
         let text = result.map(|(content, _)| content.to_text());
         let mut meta = metadata(timestamp, source::MODEL);
         meta.bytes(field::metadata::TOOL_CALL, &call.call);
@@ -800,7 +811,9 @@ impl Conversation {
     fn write_step(&mut self, steps: &mut StepWriter<'_>, step: Step<'_>) -> Result<()> {
         let idx = self.next_idx;
         self.next_idx += 1;
-        let mut bytes = Writer::new();
+        let mut blob = std::mem::take(&mut self.step_blob);
+        blob.clear();
+        let mut bytes = Writer::from_vec(blob);
         bytes
             .varint(field::step::TYPE, step.kind)
             .varint(field::step::STATUS, step.status)
@@ -832,11 +845,22 @@ impl Conversation {
         ];
         record::write_row(steps.out.buf(), &self.id, "steps", steps.columns, cells);
         steps.out.end_record()?;
+        self.step_blob = bytes.into_bytes();
+        self.spare_payload = step.payload;
         let mut line = step.line;
         line.step_index = idx;
-        self.transcript_full.push_line(&line)?;
-        self.transcript.push_line(&line.compact())?;
-        Ok(())
+        let scratch = &mut self.transcript_line;
+        scratch.clear();
+        line.write_escaped_line(scratch);
+        self.transcript_full.text.append(scratch)?;
+        // Most lines have nothing to cut: the compact transcript gets the
+        // same escaped bytes instead of escaping the text once more.
+        if !line.is_cut_in_compact() {
+            return self.transcript.text.append(scratch);
+        }
+        scratch.clear();
+        line.compact().write_escaped_line(scratch);
+        self.transcript.text.append(scratch)
     }
 }
 
@@ -987,11 +1011,13 @@ impl<'a> Carrier<'a> {
     }
 
     /// `(step type, payload field, payload)`, with the call's native
-    /// arguments filling the typed fields agy expects.
-    fn encode(self, args: &[(String, Value)]) -> (u64, u32, Vec<u8>) {
+    /// arguments filling the typed fields agy expects; the payload is built
+    /// in `buf` (emptied first), so its allocation can serve step after step.
+    fn encode(self, args: &[(String, Value)], mut buf: Vec<u8>) -> (u64, u32, Vec<u8>) {
         let arg = |key: &str| args.iter().find(|(k, _)| k == key).map(|(_, v)| v);
         let arg_str = |key: &str| arg(key).and_then(Value::as_str);
-        let mut payload = Writer::new();
+        buf.clear();
+        let mut payload = Writer::from_vec(buf);
         match self {
             Carrier::RunCommand(text) => {
                 use field::run_command::*;
@@ -1364,6 +1390,23 @@ impl<'a> TranscriptLine<'a> {
     }
 }
 
+impl TranscriptLine<'_> {
+    /// Writes the line and its newline escaped for a JSON string, as it
+    /// sits in a transcript's `file` record.
+    fn write_escaped_line(&self, out: &mut Vec<u8>) {
+        self.write_json(out, Depth::Nested);
+        out.extend_from_slice(b"\\n");
+    }
+
+    /// Whether [`TranscriptLine::compact`] cuts anything from this line.
+    fn is_cut_in_compact(&self) -> bool {
+        [&self.content, &self.thinking]
+            .into_iter()
+            .flatten()
+            .any(|text| text.len() > COMPACT_LIMIT)
+    }
+}
+
 fn truncate(text: &str) -> Cow<'_, str> {
     if text.len() <= COMPACT_LIMIT {
         return Cow::Borrowed(text);
@@ -1387,14 +1430,6 @@ struct Transcript {
 }
 
 impl Transcript {
-    /// Appends `line` and a newline, escaped for a JSON string.
-    fn push_line(&mut self, line: &TranscriptLine<'_>) -> Result<()> {
-        self.text.append_with(|buf| {
-            line.write_json(buf, Depth::Nested);
-            buf.extend_from_slice(b"\\n");
-        })
-    }
-
     /// Writes `{"conversation":…,"kind":"file","path":…,"text":…}`,
     /// streaming the spooled text through `out` in chunks.
     fn write_file_record(

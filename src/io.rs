@@ -206,14 +206,13 @@ impl Output {
     }
 
     fn write_out(&mut self) -> Result<()> {
-        let mut buf = std::mem::take(&mut self.buf);
+        // The buffer keeps what the largest record made it grow to: giving
+        // that back after each such record made every later one fault the
+        // same pages in again.
+        let buf = std::mem::take(&mut self.buf);
         let written = self.sink().write_all(&buf);
-        buf.clear();
-        if buf.capacity() > FLUSH_AT * 8 {
-            // One huge record must not pin its memory for the rest of the run.
-            buf.shrink_to(FLUSH_AT * 2);
-        }
         self.buf = buf;
+        self.buf.clear();
         written.map_err(|e| Error::io("stdout", e))
     }
 

@@ -49,8 +49,13 @@ impl Spool {
     }
 
     pub fn append(&mut self, bytes: &[u8]) -> Result<()> {
-        self.buf.extend_from_slice(bytes);
-        self.settle()
+        if self.buf.len() + bytes.len() <= Self::IN_MEMORY {
+            self.buf.extend_from_slice(bytes);
+            return Ok(());
+        }
+        // Bound for the file anyway: written from where they are, not first
+        // copied into a buffer grown to hold them.
+        self.write_to_file(bytes)
     }
 
     /// Appends whatever `write` puts at the end of the in-memory buffer, so
@@ -71,6 +76,11 @@ impl Spool {
         if self.buf.len() <= Self::IN_MEMORY {
             return Ok(());
         }
+        self.write_to_file(&[])
+    }
+
+    /// Moves the in-memory bytes, then `more`, to the end of the file.
+    fn write_to_file(&mut self, more: &[u8]) -> Result<()> {
         if self.file.is_none() {
             let n = SPOOLS.fetch_add(1, Ordering::Relaxed);
             let path =
@@ -90,7 +100,8 @@ impl Spool {
         // A read of an earlier range may have moved the position.
         file.seek(SeekFrom::End(0)).map_err(io_error)?;
         file.write_all(&self.buf).map_err(io_error)?;
-        self.on_disk += self.buf.len() as u64;
+        file.write_all(more).map_err(io_error)?;
+        self.on_disk += (self.buf.len() + more.len()) as u64;
         self.buf.clear();
         Ok(())
     }
