@@ -1174,7 +1174,7 @@ impl<'a> Carrier<'a> {
                         entry.string(ENTRY_KEY, key);
                         match value {
                             Value::String(s) => entry.string(ENTRY_VALUE, s),
-                            other => entry.string(ENTRY_VALUE, &other.to_string()),
+                            other => entry.string(ENTRY_VALUE, &json::value_to_string(other)),
                         };
                     });
                 }

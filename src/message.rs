@@ -85,7 +85,12 @@ impl ToolInput {
     pub fn to_arguments_json(&self) -> String {
         match self {
             ToolInput::Other(Value::String(raw)) => raw.clone(),
-            other => serde_json::to_string(other).expect("a JSON value serializes"),
+            ToolInput::Other(value) => json::value_to_string(value),
+            ToolInput::Object(args) => {
+                let mut out = Vec::new();
+                json::write_object(&mut out, args.iter().map(|(k, v)| (k, v)));
+                String::from_utf8(out).expect("JSON text is UTF-8")
+            }
         }
     }
 }
@@ -893,8 +898,19 @@ mod tests {
 
     #[test]
     fn arguments_json_round_trips() {
-        for text in [r#"{"b":1,"a":[1,{"y":2,"x":1}]}"#, "not json", "[1,2]", "7"] {
+        for text in [
+            r#"{"b":1,"a":[1,{"y":2,"x":1}],"s":"é\n\"q\"","f":1.5,"n":null}"#,
+            "not json",
+            "[1,2]",
+            "7",
+        ] {
             let input = ToolInput::from_arguments_json(text);
+            if !matches!(input, ToolInput::Other(Value::String(_))) {
+                assert_eq!(
+                    input.to_arguments_json(),
+                    serde_json::to_string(&input).unwrap()
+                );
+            }
             assert_eq!(
                 ToolInput::from_arguments_json(&input.to_arguments_json()),
                 input,
