@@ -59,8 +59,8 @@ pub struct Options {
 }
 
 /// Parses one line of the message stream.
-pub fn parse_line(line: &[u8]) -> Result<InputRecord> {
-    serde_json::from_slice(line).map_err(|e| Error::data(format!("bad message record: {e}")))
+pub fn parse_line(line: &[u8]) -> Result<InputRecord<'_>> {
+    crate::message_reader::read_line(line)
 }
 
 /// Turns a message stream into a row stream, one record at a time.

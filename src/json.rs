@@ -27,7 +27,7 @@ static ESCAPE: [u8; 256] = {
 /// `"` or `\\`. A true answer may be wrong (a borrow between bytes); a
 /// false one never is, which is all the fast path needs.
 #[inline]
-fn word_needs_escape(word: u64) -> bool {
+pub(crate) fn word_needs_escape(word: u64) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let control = word.wrapping_sub(ONES * 0x20) & !word;

@@ -15,6 +15,7 @@ pub mod error;
 pub mod io;
 pub mod json;
 pub mod message;
+pub mod message_reader;
 pub mod pack;
 pub mod record;
 pub mod results;

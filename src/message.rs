@@ -590,8 +590,8 @@ pub struct ForkedFrom {
 /// Any record of the message stream as read: the union of the `message` and
 /// `meta` fields, checked by the reader. Unknown keys are ignored so that
 /// hand-converted transcripts may carry extra bookkeeping.
-#[derive(Debug, Default, Deserialize)]
-pub struct InputRecord {
+#[derive(Debug, Default, PartialEq, Deserialize)]
+pub struct InputRecord<'a> {
     pub conversation: Option<String>,
     pub kind: Option<String>,
     pub role: Option<Role>,
@@ -599,7 +599,8 @@ pub struct InputRecord {
     pub model: Option<String>,
     pub stop_reason: Option<String>,
     pub usage: Option<Usage>,
-    pub content: Option<Vec<Block<'static>>>,
+    #[serde(borrow)]
+    pub content: Option<Vec<Block<'a>>>,
     pub id: Option<String>,
     pub cwd: Option<String>,
     pub git_branch: Option<String>,

@@ -1,0 +1,567 @@
+//! Reads lines of the message stream without serde in the common case.
+//!
+//! agy-encode spent two fifths of its time in serde_json turning message
+//! lines into [`InputRecord`]s: every string, tool output included, went
+//! through serde's scratch buffer and was then copied out. [`read_line`]
+//! scans a line once, borrowing each string that has no escape and
+//! unescaping the others into one allocation, and hands only the small
+//! nested values whose shape is open (tool input, structured results, media
+//! sources, usage, lineage) to serde_json as slices.
+//!
+//! It is a fast path, not a second definition of the format: whatever it
+//! does not recognise with certainty (a duplicate key, a missing field, a
+//! `\u` escape of a lone surrogate, a number that is not a plain integer,
+//! anything malformed) makes it give up, and the line is read by serde,
+//! whose result or error message then stands. So a line either reads
+//! exactly as serde reads it or goes to serde; a test holds the two to that.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::json;
+use crate::message::{Block, InputRecord, ResultContent, Role};
+
+/// Parses one line of the message stream: the fast path, else serde.
+pub fn read_line(line: &[u8]) -> Result<InputRecord<'_>> {
+    if let Some(record) = read_fast(line) {
+        return Ok(record);
+    }
+    serde_json::from_slice(line).map_err(|e| Error::data(format!("bad message record: {e}")))
+}
+
+/// The fast path alone: `None` when the line is anything but a message
+/// record it can read with certainty.
+pub fn read_fast(line: &[u8]) -> Option<InputRecord<'_>> {
+    let text = std::str::from_utf8(line).ok()?;
+    let mut scan = Scanner { text, pos: 0 };
+    let record = scan.record()?;
+    scan.skip_space();
+    (scan.pos == text.len()).then_some(record)
+}
+
+/// Fills `slot` once; a key given twice is left to serde (which refuses it).
+fn once<T>(slot: &mut Option<T>, value: Option<T>) -> Option<()> {
+    if slot.is_some() {
+        return None;
+    }
+    *slot = Some(value?);
+    Some(())
+}
+
+/// Sets an optional record field (`null` leaves it absent) the first time
+/// its key comes.
+fn set<T>(seen: &mut bool, slot: &mut Option<T>, value: Option<Option<T>>) -> Option<()> {
+    if std::mem::replace(seen, true) {
+        return None;
+    }
+    *slot = value?;
+    Some(())
+}
+
+struct Scanner<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn bytes(&self) -> &'a [u8] {
+        self.text.as_bytes()
+    }
+
+    fn skip_space(&mut self) {
+        let bytes = self.bytes();
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.skip_space();
+        self.bytes().get(self.pos).copied()
+    }
+
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        (self.peek()? == byte).then(|| self.pos += 1)
+    }
+
+    fn literal(&mut self, word: &str) -> Option<()> {
+        self.skip_space();
+        self.text[self.pos..]
+            .starts_with(word)
+            .then(|| self.pos += word.len())
+    }
+
+    /// Consumes `null` if it comes next.
+    fn null(&mut self) -> bool {
+        self.literal("null").is_some()
+    }
+
+    fn bool(&mut self) -> Option<bool> {
+        match self.peek()? {
+            b't' => self.literal("true").map(|()| true),
+            b'f' => self.literal("false").map(|()| false),
+            _ => None,
+        }
+    }
+
+    /// A string or `null`, as serde reads an `Option<String>`.
+    fn optional_string(&mut self) -> Option<Option<Cow<'a, str>>> {
+        if self.null() {
+            return Some(None);
+        }
+        self.string().map(Some)
+    }
+
+    /// A bool or `null`.
+    fn optional_bool(&mut self) -> Option<Option<bool>> {
+        if self.null() {
+            return Some(None);
+        }
+        self.bool().map(Some)
+    }
+
+    /// A plain integer (`-?[0-9]+`, no leading zero) or `null`; other
+    /// number forms are left to serde.
+    fn optional_i64(&mut self) -> Option<Option<i64>> {
+        if self.null() {
+            return Some(None);
+        }
+        let bytes = self.bytes();
+        let start = self.pos;
+        let mut end = start + usize::from(bytes.get(start) == Some(&b'-'));
+        let digits = end;
+        while bytes.get(end).is_some_and(u8::is_ascii_digit) {
+            end += 1;
+        }
+        let leading_zero = bytes.get(digits) == Some(&b'0') && end - digits > 1;
+        if end == digits || leading_zero {
+            return None;
+        }
+        if let Some(b'.' | b'e' | b'E') = bytes.get(end) {
+            return None;
+        }
+        let value = self.text[start..end].parse().ok()?;
+        self.pos = end;
+        Some(Some(value))
+    }
+
+    /// A JSON string: borrowed when it has no escape.
+    fn string(&mut self) -> Option<Cow<'a, str>> {
+        self.eat(b'"')?;
+        let bytes = self.bytes();
+        let start = self.pos;
+        let end = self.clean_run(start)?;
+        if bytes[end] == b'"' {
+            self.pos = end + 1;
+            return Some(Cow::Borrowed(&self.text[start..end]));
+        }
+        let mut out = String::with_capacity(end - start + 64);
+        out.push_str(&self.text[start..end]);
+        let mut at = end;
+        loop {
+            match bytes[at] {
+                b'"' => break,
+                _ => {
+                    // A backslash: clean_run stops only at one of the two.
+                    let (c, used) = self.escape(at)?;
+                    out.push(c);
+                    at += used;
+                }
+            }
+            let next = self.clean_run(at)?;
+            out.push_str(&self.text[at..next]);
+            at = next;
+        }
+        self.pos = at + 1;
+        Some(Cow::Owned(out))
+    }
+
+    /// The end of the run of string bytes from `at` that need no
+    /// unescaping: the position of the next `"` or `\`. `None` at the end
+    /// of the line or at a raw control character, which JSON forbids.
+    fn clean_run(&self, mut at: usize) -> Option<usize> {
+        let bytes = self.bytes();
+        while let Some(word) = bytes.get(at..at + 8) {
+            if json::word_needs_escape(u64::from_le_bytes(word.try_into().expect("eight bytes"))) {
+                break;
+            }
+            at += 8;
+        }
+        loop {
+            match *bytes.get(at)? {
+                b'"' | b'\\' => return Some(at),
+                0..=0x1f => return None,
+                _ => at += 1,
+            }
+        }
+    }
+
+    /// The character of the escape at `at` and its length in bytes.
+    fn escape(&self, at: usize) -> Option<(char, usize)> {
+        let bytes = self.bytes();
+        let c = match *bytes.get(at + 1)? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => return self.unicode_escape(at),
+            _ => return None,
+        };
+        Some((c, 2))
+    }
+
+    /// `\uXXXX`, or a surrogate pair of two; a lone surrogate is serde's
+    /// to refuse.
+    fn unicode_escape(&self, at: usize) -> Option<(char, usize)> {
+        let unit = |from: usize| -> Option<u32> {
+            let digits = self.text.get(from..from + 4)?;
+            if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            u32::from_str_radix(digits, 16).ok()
+        };
+        let high = unit(at + 2)?;
+        if !(0xd800..0xe000).contains(&high) {
+            return Some((char::from_u32(high)?, 6));
+        }
+        if high >= 0xdc00 || self.text.get(at + 6..at + 8)? != "\\u" {
+            return None;
+        }
+        let low = unit(at + 8).filter(|low| (0xdc00..0xe000).contains(low))?;
+        let c = char::from_u32(0x10000 + ((high - 0xd800) << 10) + (low - 0xdc00))?;
+        Some((c, 12))
+    }
+
+    /// Skips any JSON value and returns its text, for serde to read.
+    fn raw_value(&mut self) -> Option<&'a str> {
+        self.skip_space();
+        let start = self.pos;
+        let mut depth = 0usize;
+        loop {
+            match self.peek()? {
+                b'"' => {
+                    self.pos += 1;
+                    let mut at = self.pos;
+                    loop {
+                        at = self.clean_run(at)?;
+                        if self.bytes()[at] == b'"' {
+                            break;
+                        }
+                        at += 2;
+                    }
+                    self.pos = at + 1;
+                }
+                b'{' | b'[' => {
+                    depth += 1;
+                    self.pos += 1;
+                    continue;
+                }
+                b'}' | b']' => {
+                    depth = depth.checked_sub(1)?;
+                    self.pos += 1;
+                }
+                b',' | b':' if depth > 0 => {
+                    self.pos += 1;
+                    continue;
+                }
+                _ => {
+                    let bytes = self.bytes();
+                    let from = self.pos;
+                    while bytes.get(self.pos).is_some_and(|b| {
+                        b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.')
+                    }) {
+                        self.pos += 1;
+                    }
+                    if self.pos == from {
+                        return None;
+                    }
+                }
+            }
+            if depth == 0 {
+                return Some(&self.text[start..self.pos]);
+            }
+        }
+    }
+
+    /// Visits the keys of an object; `field` reads each key's value.
+    fn object(
+        &mut self,
+        mut field: impl FnMut(&mut Scanner<'a>, &str) -> Option<()>,
+    ) -> Option<()> {
+        self.eat(b'{')?;
+        if self.eat(b'}').is_some() {
+            return Some(());
+        }
+        loop {
+            let key = self.string()?;
+            self.eat(b':')?;
+            field(self, &key)?;
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b'}' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn record(&mut self) -> Option<InputRecord<'a>> {
+        let mut r = InputRecord::default();
+        // Which keys came, null or not: serde refuses any key twice.
+        let mut seen = [false; 17];
+        self.object(|s, key| match key {
+            "conversation" => set(&mut seen[0], &mut r.conversation, s.owned_string()),
+            "kind" => set(&mut seen[1], &mut r.kind, s.owned_string()),
+            "role" => set(&mut seen[2], &mut r.role, s.role()),
+            "timestamp" => set(&mut seen[3], &mut r.timestamp, s.owned_string()),
+            "model" => set(&mut seen[4], &mut r.model, s.owned_string()),
+            "stop_reason" => set(&mut seen[5], &mut r.stop_reason, s.owned_string()),
+            "usage" => set(&mut seen[6], &mut r.usage, s.by_serde()),
+            "content" => set(&mut seen[7], &mut r.content, s.blocks()),
+            "id" => set(&mut seen[8], &mut r.id, s.owned_string()),
+            "cwd" => set(&mut seen[9], &mut r.cwd, s.owned_string()),
+            "git_branch" => set(&mut seen[10], &mut r.git_branch, s.owned_string()),
+            "title" => set(&mut seen[11], &mut r.title, s.owned_string()),
+            "step_type" => set(&mut seen[12], &mut r.step_type, s.owned_string()),
+            "idx" => set(&mut seen[13], &mut r.idx, s.optional_i64()),
+            "implicit" => set(&mut seen[14], &mut r.implicit, s.optional_bool()),
+            "parent_conversation_id" => set(
+                &mut seen[15],
+                &mut r.parent_conversation_id,
+                s.owned_string(),
+            ),
+            "forked_from" => set(&mut seen[16], &mut r.forked_from, s.by_serde()),
+            _ => s.raw_value().map(drop),
+        })?;
+        Some(r)
+    }
+
+    /// A string or null, owned: the record-level fields are short.
+    fn owned_string(&mut self) -> Option<Option<String>> {
+        Some(self.optional_string()?.map(Cow::into_owned))
+    }
+
+    fn role(&mut self) -> Option<Option<Role>> {
+        Some(match self.optional_string()?.as_deref() {
+            None => None,
+            Some("user") => Some(Role::User),
+            Some("assistant") => Some(Role::Assistant),
+            Some("system") => Some(Role::System),
+            Some(_) => return None,
+        })
+    }
+
+    /// A value or null read by serde from its slice of the line.
+    fn by_serde<T: serde::de::DeserializeOwned>(&mut self) -> Option<Option<T>> {
+        if self.null() {
+            return Some(None);
+        }
+        serde_json::from_str(self.raw_value()?).ok().map(Some)
+    }
+
+    fn blocks(&mut self) -> Option<Option<Vec<Block<'a>>>> {
+        if self.null() {
+            return Some(None);
+        }
+        self.eat(b'[')?;
+        let mut blocks = Vec::new();
+        if self.eat(b']').is_some() {
+            return Some(Some(blocks));
+        }
+        loop {
+            blocks.push(self.block()?);
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b']' => {
+                    self.pos += 1;
+                    return Some(Some(blocks));
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn block(&mut self) -> Option<Block<'a>> {
+        #[derive(Default)]
+        struct Fields<'a> {
+            block_type: Option<Cow<'a, str>>,
+            text: Option<Cow<'a, str>>,
+            field: Option<Option<Cow<'a, str>>>,
+            thinking: Option<Option<Cow<'a, str>>>,
+            signature: Option<Option<Cow<'a, str>>>,
+            id: Option<Cow<'a, str>>,
+            name: Option<Cow<'a, str>>,
+            input: Option<&'a str>,
+            tool_use_id: Option<Cow<'a, str>>,
+            content: Option<ResultContent<'a>>,
+            is_error: Option<Option<bool>>,
+            source: Option<&'a str>,
+        }
+        let mut f = Fields::default();
+        self.object(|s, key| match key {
+            "type" => once(&mut f.block_type, s.string()),
+            "text" => once(&mut f.text, s.string()),
+            "field" => once(&mut f.field, s.optional_string()),
+            "thinking" => once(&mut f.thinking, s.optional_string()),
+            "signature" => once(&mut f.signature, s.optional_string()),
+            "id" => once(&mut f.id, s.string()),
+            "name" => once(&mut f.name, s.string()),
+            "input" => once(&mut f.input, s.raw_value()),
+            "tool_use_id" => once(&mut f.tool_use_id, s.string()),
+            "content" => once(&mut f.content, s.result_content()),
+            "is_error" => once(&mut f.is_error, s.optional_bool()),
+            "source" => once(&mut f.source, s.raw_value()),
+            _ => s.raw_value().map(drop),
+        })?;
+        Some(match &*f.block_type? {
+            "text" => Block::Text {
+                text: f.text?,
+                field: f.field.flatten(),
+            },
+            "thinking" => Block::Thinking {
+                thinking: f.thinking.flatten().unwrap_or_default(),
+                signature: f.signature.flatten(),
+            },
+            "tool_use" => Block::ToolUse {
+                id: f.id?,
+                name: f.name?,
+                input: serde_json::from_str(f.input?).ok()?,
+                signature: f.signature.flatten(),
+            },
+            "tool_result" => Block::ToolResult {
+                tool_use_id: f.tool_use_id?,
+                content: f.content.unwrap_or_default(),
+                is_error: f.is_error.flatten().unwrap_or(false),
+            },
+            "image" => Block::Image {
+                source: serde_json::from_str(f.source?).ok()?,
+            },
+            "document" => Block::Document {
+                source: serde_json::from_str(f.source?).ok()?,
+            },
+            _ => return None,
+        })
+    }
+
+    /// Text (borrowed when it can be), nothing for null, else a JSON value.
+    fn result_content(&mut self) -> Option<ResultContent<'a>> {
+        match self.peek()? {
+            b'"' => self.string().map(ResultContent::Text),
+            _ if self.null() => Some(ResultContent::default()),
+            _ => {
+                let value: Value = serde_json::from_str(self.raw_value()?).ok()?;
+                Some(ResultContent::Structured(value))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every line must read through the fast path exactly as serde reads
+    /// it; `fast` says whether the fast path should take it at all.
+    fn check(line: &str, fast: bool) {
+        let by_serde = serde_json::from_str::<InputRecord<'_>>(line);
+        let by_scan = read_fast(line.as_bytes());
+        match (&by_scan, &by_serde) {
+            (Some(scan), Ok(serde)) => assert_eq!(scan, serde, "{line}"),
+            (Some(scan), Err(e)) => panic!("fast path read what serde refuses ({e}): {scan:?}"),
+            (None, _) => assert!(!fast, "fast path gave up on {line}"),
+        }
+        if fast {
+            assert!(by_scan.is_some(), "{line}");
+        }
+    }
+
+    #[test]
+    fn reads_every_field_as_serde_does() {
+        let lines = [
+            r#"{"conversation":"c","kind":"message","role":"user","timestamp":"2026-08-10T09:14:03Z","content":[{"type":"text","text":"Fix \"it\"\n\tnow \u00e9 \ud83e\udd80 \/ \b\f\r\\"}]}"#,
+            r#"{"conversation":"c","kind":"message","role":"assistant","model":"m","stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":2},"content":[{"type":"thinking","thinking":"hm","signature":"abc"},{"type":"text","text":"ok"},{"type":"tool_use","id":"call_1","name":"Bash","input":{"command":"ls","n":[1,2.5,{"x":null}]},"signature":"0a"}]}"#,
+            r#"{"conversation":"c","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","content":"out\n","is_error":true},{"type":"tool_result","tool_use_id":"c2","content":[{"name":"a","is_dir":true}]},{"type":"tool_result","tool_use_id":"c3","content":null,"is_error":null},{"type":"tool_result","tool_use_id":"c4"}]}"#,
+            r#"{"conversation":"c","kind":"message","role":"user","implicit":true,"content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAA="}},{"type":"document","source":{"type":"url","url":"file:///x"}}]}"#,
+            r#"{"conversation":"c","kind":"message","role":"system","step_type":"CHECKPOINT","idx":-12,"content":[{"type":"text","text":"t","field":"title"},{"type":"text","text":"u","field":null}]}"#,
+            r#"{"conversation":"c","kind":"meta","id":"c","timestamp":null,"cwd":"/r","git_branch":"main","title":"T","model":"m","parent_conversation_id":"p","forked_from":{"conversation_id":"p","step_index":3,"reference_type":"FORK"}}"#,
+            r#" { "kind" : "message" , "role" : "user" , "extra" : {"a":[1,"]",{"b":"}"}]} , "content" : [ ] } "#,
+            r#"{"kind":"message","role":"assistant","content":[{"type":"thinking","thinking":null,"signature":null,"other":[true,false,null,-1e5]}]}"#,
+            r#"{}"#,
+            r#"{"idx":0,"content":null,"usage":null,"forked_from":null,"implicit":false}"#,
+        ];
+        for line in lines {
+            check(line, true);
+        }
+    }
+
+    #[test]
+    fn leaves_what_it_does_not_know_to_serde() {
+        let lines = [
+            r#"{"kind":"message","kind":"meta"}"#,
+            r#"{"kind":null,"kind":"meta"}"#,
+            r#"{"role":"robot"}"#,
+            r#"{"idx":1.0}"#,
+            r#"{"idx":01}"#,
+            r#"{"idx":1e3}"#,
+            r#"{"idx":99999999999999999999}"#,
+            r#"{"content":[{"type":"text"}]}"#,
+            r#"{"content":[{"type":"video","text":"x"}]}"#,
+            r#"{"content":[{"type":"text","text":"a","text":"b"}]}"#,
+            r#"{"content":[{"type":"text","text":null}]}"#,
+            r#"{"content":[{"type":"text","text":"\ud800"}]}"#,
+            r#"{"content":[{"type":"text","text":"\udc00\ud800"}]}"#,
+            r#"{"content":[{"type":"text","text":"\x"}]}"#,
+            "{\"content\":[{\"type\":\"text\",\"text\":\"raw\ttab\"}]}",
+            r#"{"content":[{"type":"tool_use","id":"c","name":"n"}]}"#,
+            r#"{"content":[{"type":"tool_use","id":"c","name":"n","input":{"a":}}]}"#,
+            r#"{"kind":"message"} trailing"#,
+            r#"{"kind":"message",}"#,
+            r#"{"kind":"message""#,
+            r#"{"usage":{"input_tokens":-1}}"#,
+            r#"["not an object"]"#,
+            "",
+        ];
+        for line in lines {
+            check(line, false);
+        }
+    }
+
+    #[test]
+    fn every_cut_and_every_changed_byte_reads_as_serde_reads_it() {
+        let line = r#"{"conversation":"c","kind":"message","role":"user","idx":12,"content":[{"type":"tool_result","tool_use_id":"x","content":"a\"b\\n\u00e9","is_error":false},{"type":"tool_use","id":"i","name":"n","input":{"k":[1,{"z":"}"}]}},{"type":"text","text":"t"}]}"#;
+        check(line, true);
+        for cut in 0..line.len() {
+            if let Some(prefix) = line.get(..cut) {
+                check(prefix, false);
+            }
+        }
+        let replacements = [
+            b'"', b'\\', b'{', b'}', b'[', b']', b',', b':', b'0', b'x', b'u', b' ',
+        ];
+        for at in 0..line.len() {
+            for &r in &replacements {
+                let mut bytes = line.as_bytes().to_vec();
+                bytes[at] = r;
+                if let Ok(changed) = String::from_utf8(bytes) {
+                    // Either path may take it; when the fast one does, the
+                    // two must agree.
+                    let by_serde = serde_json::from_str::<InputRecord<'_>>(&changed);
+                    if let Some(scan) = read_fast(changed.as_bytes()) {
+                        match by_serde {
+                            Ok(serde) => assert_eq!(scan, serde, "{changed}"),
+                            Err(e) => panic!("fast path read what serde refuses ({e}): {changed}"),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
