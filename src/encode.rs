@@ -24,7 +24,8 @@ use crate::io::Output;
 use crate::json;
 use crate::json::Depth;
 use crate::message::{
-    self, Block, ForkedFrom, ImageSource, InputRecord, ResultContent, Role, ToolInput, Usage,
+    self, Block, ForkedFrom, ImageSource, InputRecord, Listing, ResultContent, Role, ToolInput,
+    Usage,
 };
 use crate::record::{self, Cell, Column};
 use crate::spool::Spool;
@@ -966,7 +967,7 @@ enum Carrier<'a> {
         file: Option<String>,
         created: bool,
     },
-    ListDirectory(&'a [Value]),
+    ListDirectory(&'a Listing<'a>),
     /// A deleted file (FILE_CHANGE, the only kind that says so).
     FileDeleted(String),
     Generic(Option<Cow<'a, str>>),
@@ -992,10 +993,10 @@ impl<'a> Carrier<'a> {
     /// `--generic`, because GENERIC holds only text; free text for an edit
     /// rides GENERIC, because a code action holds none.
     fn for_result(native_name: &str, generic: bool, content: &'a ResultContent<'_>) -> Carrier<'a> {
+        if let ResultContent::Listing(listing) = content {
+            return Carrier::ListDirectory(listing);
+        }
         if let ResultContent::Structured(value) = content {
-            if let Some(entries) = listing(value) {
-                return Carrier::ListDirectory(entries);
-            }
             match file_outcome(value) {
                 Some((file, "deleted")) => return Carrier::FileDeleted(file.to_string()),
                 Some((file, what)) => {
@@ -1119,35 +1120,34 @@ impl<'a> Carrier<'a> {
                     payload.into_bytes(),
                 )
             }
-            Carrier::ListDirectory(entries) => {
+            Carrier::ListDirectory(listing) => {
                 use field::list_directory::*;
                 if let Some(path) = arg_str("DirectoryPath") {
                     payload.string(DIRECTORY_PATH_URI, &message::path_to_uri(path));
                 }
-                for entry in entries {
-                    match entry {
-                        Value::String(name) => {
+                match listing {
+                    Listing::Names(names) => {
+                        for name in names {
                             payload.string(CHILDREN, name);
                         }
-                        Value::Object(object) => {
+                    }
+                    Listing::Entries(entries) => {
+                        for entry in entries {
                             payload.message(RESULTS, |r| {
-                                if let Some(name) = object.get("name").and_then(Value::as_str) {
+                                if let Some(name) = &entry.name {
                                     r.string(RESULT_NAME, name);
                                 }
-                                if let Some(is_dir) = object.get("is_dir").and_then(Value::as_bool)
-                                {
+                                if let Some(is_dir) = entry.is_dir {
                                     r.bool(RESULT_IS_DIR, is_dir);
                                 }
-                                if let Some(n) = object.get("num_children").and_then(Value::as_u64)
-                                {
+                                if let Some(n) = entry.num_children {
                                     r.varint(RESULT_NUM_CHILDREN, n);
                                 }
-                                if let Some(n) = object.get("size_bytes").and_then(Value::as_u64) {
+                                if let Some(n) = entry.size_bytes {
                                     r.varint(RESULT_SIZE_BYTES, n);
                                 }
                             });
                         }
-                        _ => unreachable!("listing() admits only strings and objects"),
                     }
                 }
                 (
@@ -1187,35 +1187,6 @@ impl<'a> Carrier<'a> {
             }
         }
     }
-}
-
-/// A directory listing exactly as decode writes it: all names (strings), or
-/// all objects whose keys are among `name`, `is_dir`, `num_children`,
-/// `size_bytes`, in that order, with the right types. Any other shape is
-/// not claimed, since the typed step could not give its key order back.
-fn listing(value: &Value) -> Option<&[Value]> {
-    const KEYS: [&str; 4] = ["name", "is_dir", "num_children", "size_bytes"];
-    let entries = value.as_array()?;
-    let all_names = !entries.is_empty() && entries.iter().all(Value::is_string);
-    let all_results = entries.iter().all(|e| {
-        e.as_object().is_some_and(|o| {
-            let mut last_rank = None;
-            o.iter().all(|(k, v)| {
-                let Some(rank) = KEYS.iter().position(|key| key == k) else {
-                    return false;
-                };
-                let in_order = last_rank.is_none_or(|last| rank > last);
-                last_rank = Some(rank);
-                in_order
-                    && match rank {
-                        0 => v.is_string(),
-                        1 => v.is_boolean(),
-                        _ => v.is_u64(),
-                    }
-            })
-        })
-    });
-    (all_names || all_results).then_some(entries)
 }
 
 /// `{"file":…,"created"|"edited"|"deleted":true}`, in that key order, as

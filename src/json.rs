@@ -311,6 +311,10 @@ pub fn write_i64(out: &mut Vec<u8>, v: i64) {
     serde_json::to_writer(out, &v).expect("writing to a Vec cannot fail");
 }
 
+pub fn write_u64(out: &mut Vec<u8>, v: u64) {
+    serde_json::to_writer(out, &v).expect("writing to a Vec cannot fail");
+}
+
 /// Writes a finite real so that it reads back as a real: `1.0`, never `1`.
 pub fn write_f64(out: &mut Vec<u8>, v: f64) {
     debug_assert!(v.is_finite());

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde::ser::{SerializeMap, Serializer};
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -168,12 +168,175 @@ impl<'de> Deserialize<'de> for ToolInput {
     }
 }
 
-/// A tool result's content: text, or JSON for structured results (a
-/// directory listing, the outcome of an edit).
+/// A tool result's content: text, a directory listing, or JSON for other
+/// structured results (the outcome of an edit, foreign block lists).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ResultContent<'a> {
     Text(Cow<'a, str>),
+    Listing(Listing<'a>),
     Structured(Value),
+}
+
+/// A directory listing in the one shape agy-decode writes and agy-encode
+/// turns back into a LIST_DIRECTORY step: typed, because building a JSON
+/// object (an ordered hash map) per entry was a fifth of agy-encode's time
+/// on listing-heavy conversations.
+///
+/// JSON that has exactly this shape always reads as a `Listing` (see
+/// [`ResultContent::from_value`]), and a `Listing` writes the same JSON
+/// back, so the typed form is invisible in the stream.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Listing<'a> {
+    /// `["name", …]`: the plain `children` names; never empty.
+    Names(Vec<Cow<'a, str>>),
+    /// `[{"name":…,"is_dir":…,"num_children":…,"size_bytes":…}, …]`, each
+    /// key only when recorded, in that order; `[]` is an empty listing.
+    Entries(Vec<ListingEntry<'a>>),
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ListingEntry<'a> {
+    pub name: Option<Cow<'a, str>>,
+    pub is_dir: Option<bool>,
+    pub num_children: Option<u64>,
+    pub size_bytes: Option<u64>,
+}
+
+/// A listing entry's keys, in the only order a listing has them.
+pub const LISTING_KEYS: [&str; 4] = ["name", "is_dir", "num_children", "size_bytes"];
+
+impl Listing<'_> {
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Listing::Names(names) => names.is_empty(),
+            Listing::Entries(entries) => entries.is_empty(),
+        }
+    }
+
+    /// The listing `value` stands for, if it has a listing's exact shape:
+    /// all strings (at least one), or all objects whose keys are among
+    /// [`LISTING_KEYS`], in that order, with the right types.
+    pub fn from_value(value: &Value) -> Option<Listing<'static>> {
+        let items = value.as_array()?;
+        if !items.is_empty() && items.iter().all(Value::is_string) {
+            let names = items.iter().filter_map(Value::as_str);
+            return Some(Listing::Names(
+                names.map(|n| Cow::Owned(n.to_string())).collect(),
+            ));
+        }
+        let mut entries = Vec::with_capacity(items.len());
+        for item in items {
+            let mut entry = ListingEntry::default();
+            let mut last_rank = None;
+            for (key, v) in item.as_object()? {
+                let rank = LISTING_KEYS.iter().position(|k| k == key)?;
+                if last_rank.is_some_and(|last| rank <= last) {
+                    return None;
+                }
+                last_rank = Some(rank);
+                match rank {
+                    0 => entry.name = Some(Cow::Owned(v.as_str()?.to_string())),
+                    1 => entry.is_dir = Some(v.as_bool()?),
+                    2 => entry.num_children = Some(v.as_u64()?),
+                    _ => entry.size_bytes = Some(v.as_u64()?),
+                }
+            }
+            entries.push(entry);
+        }
+        Some(Listing::Entries(entries))
+    }
+
+    /// Writes the listing as compact JSON, as `serde_json` writes the value
+    /// it stands for.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        match self {
+            Listing::Names(names) => {
+                for (i, name) in names.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    json::write_str(out, name);
+                }
+            }
+            Listing::Entries(entries) => {
+                for (i, entry) in entries.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    entry.write_json(out);
+                }
+            }
+        }
+        out.push(b']');
+    }
+}
+
+impl Serialize for Listing<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Listing::Names(names) => {
+                let mut seq = s.serialize_seq(Some(names.len()))?;
+                for name in names {
+                    seq.serialize_element(name)?;
+                }
+                seq.end()
+            }
+            Listing::Entries(entries) => {
+                let mut seq = s.serialize_seq(Some(entries.len()))?;
+                for entry in entries {
+                    seq.serialize_element(entry)?;
+                }
+                seq.end()
+            }
+        }
+    }
+}
+
+impl Serialize for ListingEntry<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(name) = &self.name {
+            map.serialize_entry(LISTING_KEYS[0], name)?;
+        }
+        if let Some(is_dir) = self.is_dir {
+            map.serialize_entry(LISTING_KEYS[1], &is_dir)?;
+        }
+        for (index, count) in [(2, self.num_children), (3, self.size_bytes)] {
+            if let Some(count) = count {
+                map.serialize_entry(LISTING_KEYS[index], &count)?;
+            }
+        }
+        map.end()
+    }
+}
+
+impl ListingEntry<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.push(b'{');
+        let mut first = true;
+        let mut key = |out: &mut Vec<u8>, name: &str| {
+            if !std::mem::take(&mut first) {
+                out.push(b',');
+            }
+            json::write_key(out, name);
+        };
+        if let Some(name) = &self.name {
+            key(out, LISTING_KEYS[0]);
+            json::write_str(out, name);
+        }
+        if let Some(is_dir) = self.is_dir {
+            key(out, LISTING_KEYS[1]);
+            out.extend_from_slice(if is_dir { b"true" } else { b"false" });
+        }
+        for (index, count) in [(2, self.num_children), (3, self.size_bytes)] {
+            if let Some(count) = count {
+                key(out, LISTING_KEYS[index]);
+                json::write_u64(out, count);
+            }
+        }
+        out.push(b'}');
+    }
 }
 
 impl Default for ResultContent<'_> {
@@ -183,16 +346,45 @@ impl Default for ResultContent<'_> {
 }
 
 impl ResultContent<'_> {
+    /// The content a JSON value read from a message stands for: text, null
+    /// as empty text, a listing when it has a listing's shape, else the
+    /// value itself. Both readers of the stream go through here, so they
+    /// agree.
+    pub fn from_value(value: Value) -> ResultContent<'static> {
+        match value {
+            Value::String(s) => ResultContent::Text(Cow::Owned(s)),
+            Value::Null => ResultContent::default(),
+            other => match Listing::from_value(&other) {
+                Some(listing) => ResultContent::Listing(listing),
+                None => ResultContent::Structured(other),
+            },
+        }
+    }
+
     /// The content as text: structured content as compact JSON, and a list
     /// of Anthropic text blocks (how other tools write results) as their
     /// joined text.
     pub fn to_text(&self) -> Cow<'_, str> {
         match self {
             ResultContent::Text(t) => Cow::Borrowed(t),
+            ResultContent::Listing(listing) => {
+                let mut out = Vec::new();
+                listing.write_json(&mut out);
+                Cow::Owned(String::from_utf8(out).expect("JSON text is UTF-8"))
+            }
             ResultContent::Structured(v) => match text_blocks(v) {
                 Some(text) => Cow::Owned(text),
                 None => Cow::Owned(crate::json::value_to_string(v)),
             },
+        }
+    }
+
+    /// Writes the content as a JSON value.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            ResultContent::Text(text) => json::write_str(out, text),
+            ResultContent::Listing(listing) => listing.write_json(out),
+            ResultContent::Structured(value) => json::write_value(out, value),
         }
     }
 }
@@ -218,6 +410,7 @@ impl Serialize for ResultContent<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             ResultContent::Text(t) => s.serialize_str(t),
+            ResultContent::Listing(listing) => listing.serialize(s),
             ResultContent::Structured(v) => v.serialize(s),
         }
     }
@@ -225,11 +418,7 @@ impl Serialize for ResultContent<'_> {
 
 impl<'de> Deserialize<'de> for ResultContent<'_> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(match Value::deserialize(d)? {
-            Value::String(s) => ResultContent::Text(Cow::Owned(s)),
-            Value::Null => ResultContent::default(),
-            other => ResultContent::Structured(other),
-        })
+        Ok(ResultContent::from_value(Value::deserialize(d)?))
     }
 }
 
@@ -523,10 +712,7 @@ impl Block<'_> {
                 out.extend_from_slice(b"{\"type\":\"tool_result\",\"tool_use_id\":");
                 json::write_str(out, tool_use_id);
                 out.extend_from_slice(b",\"content\":");
-                match content {
-                    ResultContent::Text(text) => json::write_str(out, text),
-                    ResultContent::Structured(value) => json::write_value(out, value),
-                }
+                content.write_json(out);
                 if *is_error {
                     out.extend_from_slice(b",\"is_error\":true");
                 }
@@ -922,6 +1108,45 @@ mod tests {
             ToolInput::from_arguments_json(""),
             ToolInput::Object(vec![])
         );
+    }
+
+    #[test]
+    fn listings_are_typed_exactly_when_they_have_a_listing_shape() {
+        use serde_json::json;
+        let listings = [
+            json!([]),
+            json!(["a", "b\n\"", "é"]),
+            json!([{"name": "src", "is_dir": true, "num_children": 4}, {}, {"size_bytes": u64::MAX}]),
+            json!([{"name": "x", "is_dir": false, "num_children": 0, "size_bytes": 7}]),
+        ];
+        for value in listings {
+            let content = ResultContent::from_value(value.clone());
+            let ResultContent::Listing(listing) = &content else {
+                panic!("{value} is a listing");
+            };
+            let mut written = Vec::new();
+            listing.write_json(&mut written);
+            assert_eq!(written, serde_json::to_vec(&value).unwrap(), "{value}");
+            assert_eq!(serde_json::to_value(&content).unwrap(), value);
+            assert_eq!(content.to_text(), value.to_string());
+        }
+        let not_listings = [
+            json!({"file": "f", "edited": true}),
+            json!([{"is_dir": true, "name": "x"}]),
+            json!([{"name": "x", "size_bytes": 1.5}]),
+            json!([{"name": "x", "size_bytes": -1}]),
+            json!([{"name": null}]),
+            json!([{"name": "x", "mode": 7}]),
+            json!(["a", {"name": "x"}]),
+            json!([{"type": "text", "text": "t"}]),
+            json!([1]),
+        ];
+        for value in not_listings {
+            assert_eq!(
+                ResultContent::from_value(value.clone()),
+                ResultContent::Structured(value)
+            );
+        }
     }
 
     #[test]

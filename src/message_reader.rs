@@ -21,7 +21,9 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::json;
-use crate::message::{Block, InputRecord, ResultContent, Role};
+use crate::message::{
+    Block, InputRecord, Listing, ListingEntry, ResultContent, Role, LISTING_KEYS,
+};
 
 /// Parses one line of the message stream: the fast path, else serde.
 pub fn read_line(line: &[u8]) -> Result<InputRecord<'_>> {
@@ -128,6 +130,19 @@ impl<'a> Scanner<'a> {
         if self.null() {
             return Some(None);
         }
+        self.integer().map(Some)
+    }
+
+    /// A plain non-negative integer that fits a u64.
+    fn u64(&mut self) -> Option<u64> {
+        if self.peek()? == b'-' {
+            return None;
+        }
+        self.integer()
+    }
+
+    fn integer<T: std::str::FromStr>(&mut self) -> Option<T> {
+        self.skip_space();
         let bytes = self.bytes();
         let start = self.pos;
         let mut end = start + usize::from(bytes.get(start) == Some(&b'-'));
@@ -144,7 +159,7 @@ impl<'a> Scanner<'a> {
         }
         let value = self.text[start..end].parse().ok()?;
         self.pos = end;
-        Some(Some(value))
+        Some(value)
     }
 
     /// A JSON string: borrowed when it has no escape.
@@ -451,16 +466,77 @@ impl<'a> Scanner<'a> {
         })
     }
 
-    /// Text (borrowed when it can be), nothing for null, else a JSON value.
+    /// Text (borrowed when it can be), nothing for null, a listing read
+    /// directly, else a JSON value as [`ResultContent::from_value`] sees it.
     fn result_content(&mut self) -> Option<ResultContent<'a>> {
         match self.peek()? {
             b'"' => self.string().map(ResultContent::Text),
             _ if self.null() => Some(ResultContent::default()),
-            _ => {
-                let value: Value = serde_json::from_str(self.raw_value()?).ok()?;
-                Some(ResultContent::Structured(value))
+            b'[' => {
+                let start = self.pos;
+                if let Some(listing) = self.listing() {
+                    return Some(ResultContent::Listing(listing));
+                }
+                self.pos = start;
+                self.structured()
+            }
+            _ => self.structured(),
+        }
+    }
+
+    fn structured(&mut self) -> Option<ResultContent<'a>> {
+        let value: Value = serde_json::from_str(self.raw_value()?).ok()?;
+        Some(ResultContent::from_value(value))
+    }
+
+    /// A listing in exactly the shape [`Listing::from_value`] accepts; any
+    /// other array (or a doubt) is `None`, for the general path.
+    fn listing(&mut self) -> Option<Listing<'a>> {
+        self.eat(b'[')?;
+        if self.eat(b']').is_some() {
+            return Some(Listing::Entries(Vec::new()));
+        }
+        let names = self.peek()? == b'"';
+        let (mut all_names, mut entries) = (Vec::new(), Vec::new());
+        loop {
+            if names {
+                all_names.push(self.string()?);
+            } else {
+                entries.push(self.listing_entry()?);
+            }
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b']' => {
+                    self.pos += 1;
+                    break;
+                }
+                _ => return None,
             }
         }
+        Some(match names {
+            true => Listing::Names(all_names),
+            false => Listing::Entries(entries),
+        })
+    }
+
+    fn listing_entry(&mut self) -> Option<ListingEntry<'a>> {
+        let mut entry = ListingEntry::default();
+        let mut last_rank = None;
+        self.object(|s, key| {
+            let rank = LISTING_KEYS.iter().position(|k| *k == key)?;
+            if last_rank.is_some_and(|last| rank <= last) {
+                return None;
+            }
+            last_rank = Some(rank);
+            match rank {
+                0 => entry.name = Some(s.string()?),
+                1 => entry.is_dir = Some(s.bool()?),
+                2 => entry.num_children = Some(s.u64()?),
+                _ => entry.size_bytes = Some(s.u64()?),
+            }
+            Some(())
+        })?;
+        Some(entry)
     }
 }
 
@@ -496,6 +572,18 @@ mod tests {
             r#"{"kind":"message","role":"assistant","content":[{"type":"thinking","thinking":null,"signature":null,"other":[true,false,null,-1e5]}]}"#,
             r#"{}"#,
             r#"{"idx":0,"content":null,"usage":null,"forked_from":null,"implicit":false}"#,
+            r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"src","is_dir":true,"num_children":4},{"name":"C\u00e9","is_dir":false,"size_bytes":18446744073709551615},{},{"size_bytes":0}]}]}"#,
+            r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":["a","b\n"]},{"type":"tool_result","tool_use_id":"m","content":[]}]}"#,
+            r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"is_dir":true,"name":"x"}]}]}"#,
+            r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"x","name":"y"}]}]}"#,
+            r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"x","size_bytes":1.0}]}]}"#,
+            r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"x","size_bytes":-1}]}]}"#,
+            r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"x","size_bytes":18446744073709551616}]}]}"#,
+            r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":["a",{"name":"x"}]}]}"#,
+            r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"x"},"a"]}]}"#,
+            r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":null}]}]}"#,
+            r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"type":"text","text":"t"}]}]}"#,
+            r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":{"file":"f","edited":true}}]}"#,
         ];
         for line in lines {
             check(line, true);

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use crate::message::{self, ResultContent};
+use crate::message::{self, Listing, ListingEntry, ResultContent};
 use crate::steps::{self, field};
 use crate::wire::{self, Value as WireValue};
 
@@ -59,6 +59,7 @@ impl<'a> Outcome<'a> {
             && self.error_text.is_none()
             && match &self.content {
                 ResultContent::Text(t) => t.is_empty(),
+                ResultContent::Listing(listing) => listing.is_empty(),
                 ResultContent::Structured(Value::Array(a)) => a.is_empty(),
                 ResultContent::Structured(_) => false,
             }
@@ -253,31 +254,30 @@ fn list_directory(payload: wire::Message<'_>) -> Outcome<'_> {
         };
         return Outcome::failure(Some(Cow::Owned(text)));
     }
-    let mut entries = Vec::new();
-    for result in payload.repeated_messages(RESULTS) {
-        let mut entry = Map::new();
-        if let Some(name) = result.get_str(RESULT_NAME) {
-            entry.insert("name".into(), Value::String(name.into_owned()));
-        }
-        if let Some(is_dir) = result.get_bool(RESULT_IS_DIR) {
-            entry.insert("is_dir".into(), Value::Bool(is_dir));
-        }
-        if let Some(n) = result.get_u64(RESULT_NUM_CHILDREN) {
-            entry.insert("num_children".into(), Value::from(n));
-        }
-        if let Some(n) = result.get_u64(RESULT_SIZE_BYTES) {
-            entry.insert("size_bytes".into(), Value::from(n));
-        }
-        entries.push(Value::Object(entry));
+    let entries: Vec<ListingEntry<'_>> = payload
+        .repeated_messages(RESULTS)
+        .map(|result| ListingEntry {
+            name: result.get_str(RESULT_NAME),
+            is_dir: result.get_bool(RESULT_IS_DIR),
+            num_children: result.get_u64(RESULT_NUM_CHILDREN),
+            size_bytes: result.get_u64(RESULT_SIZE_BYTES),
+        })
+        .collect();
+    let names: Vec<Cow<'_, str>> = match entries.is_empty() {
+        true => payload
+            .repeated_bytes(CHILDREN)
+            .map(crate::wire::lossy_str)
+            .collect(),
+        false => Vec::new(),
+    };
+    let listing = match names.is_empty() {
+        true => Listing::Entries(entries),
+        false => Listing::Names(names),
+    };
+    Outcome {
+        content: ResultContent::Listing(listing),
+        ..Outcome::default()
     }
-    if entries.is_empty() {
-        entries.extend(
-            payload
-                .repeated_bytes(CHILDREN)
-                .map(|b| Value::String(crate::wire::lossy_str(b).into_owned())),
-        );
-    }
-    Outcome::structured(Value::Array(entries))
 }
 
 fn grep_search(payload: wire::Message<'_>) -> Outcome<'_> {
