@@ -27,7 +27,7 @@ static ESCAPE: [u8; 256] = {
 /// `"` or `\\`. A true answer may be wrong (a borrow between bytes); a
 /// false one never is, which is all the fast path needs.
 #[inline]
-pub(crate) fn word_needs_escape(word: u64) -> bool {
+fn word_needs_escape(word: u64) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let control = word.wrapping_sub(ONES * 0x20) & !word;
@@ -187,24 +187,11 @@ fn escape_vectored(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
 fn escape_sse2(src: &[u8], dst: &mut [u8], table: &EscapeTable, unicode: &[u8]) -> (usize, usize) {
-    use std::arch::x86_64::*;
     let (mut i, mut n) = (0, 0);
-    let quote = _mm_set1_epi8(b'"' as i8);
-    let backslash = _mm_set1_epi8(b'\\' as i8);
-    let last_control = _mm_set1_epi8(0x1f);
     // A whole block, then one escape of at most 7 bytes.
     while i + 16 <= src.len() && n + 24 <= dst.len() {
         let block = &src[i..i + 16];
-        let low = u64::from_le_bytes(block[..8].try_into().expect("eight bytes"));
-        let high = u64::from_le_bytes(block[8..].try_into().expect("eight bytes"));
-        let v = _mm_set_epi64x(high as i64, low as i64);
-        // Unsigned v <= 0x1f: the smaller of v and 0x1f is v itself.
-        let control = _mm_cmpeq_epi8(_mm_min_epu8(v, last_control), v);
-        let special = _mm_or_si128(
-            control,
-            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-        );
-        let mask = _mm_movemask_epi8(special) as u32;
+        let mask = special_mask_sse2(block);
         dst[n..n + 16].copy_from_slice(block);
         if mask == 0 {
             i += 16;
@@ -218,6 +205,65 @@ fn escape_sse2(src: &[u8], dst: &mut [u8], table: &EscapeTable, unicode: &[u8]) 
         i += 1;
     }
     (i, n)
+}
+
+/// One bit per byte of the sixteen-byte `block` that a JSON string must
+/// escape: a control character, `"` or `\\`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+#[inline]
+fn special_mask_sse2(block: &[u8]) -> u32 {
+    use std::arch::x86_64::*;
+    let low = u64::from_le_bytes(block[..8].try_into().expect("eight bytes"));
+    let high = u64::from_le_bytes(block[8..16].try_into().expect("eight bytes"));
+    let v = _mm_set_epi64x(high as i64, low as i64);
+    // Unsigned v <= 0x1f: the smaller of v and 0x1f is v itself.
+    let control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
+    let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+    let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+    _mm_movemask_epi8(_mm_or_si128(control, _mm_or_si128(quote, backslash))) as u32
+}
+
+/// How many bytes at the start of `bytes` a JSON string holds as they are:
+/// the position of the first control character, `"` or `\\`, or the
+/// length. Reading a string literal is finding this, sixteen bytes at a
+/// time where SSE2 is there.
+pub fn clean_prefix_len(bytes: &[u8]) -> usize {
+    let mut at = clean_prefix_vectored(bytes);
+    while at < bytes.len() && ESCAPE[bytes[at] as usize] == 0 {
+        at += 1;
+    }
+    at
+}
+
+/// The position of the first byte to escape within the whole sixteen-byte
+/// blocks of `bytes`, else the length of those blocks (zero on other
+/// architectures).
+#[cfg(target_arch = "x86_64")]
+fn clean_prefix_vectored(bytes: &[u8]) -> usize {
+    // SAFETY: SSE2 is part of the x86-64 baseline, so every CPU that runs
+    // this x86_64 binary has it; the function touches memory only through
+    // slices.
+    unsafe { clean_prefix_sse2(bytes) }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn clean_prefix_vectored(_bytes: &[u8]) -> usize {
+    0
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn clean_prefix_sse2(bytes: &[u8]) -> usize {
+    let mut at = 0;
+    for block in bytes.chunks_exact(16) {
+        let mask = special_mask_sse2(block);
+        if mask != 0 {
+            return at + mask.trailing_zeros() as usize;
+        }
+        at += 16;
+    }
+    at
 }
 
 /// The two lowercase hex digits of every byte value.
@@ -502,6 +548,22 @@ mod tests {
             let mut twice = Vec::new();
             write_str_body_twice(&mut twice, s);
             assert_eq!(twice, twice_by_two, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn clean_prefixes_end_at_the_first_byte_to_escape() {
+        for len in 0..70 {
+            for at in 0..=len {
+                for special in [0u8, b'\n', 0x1f, b'"', b'\\'] {
+                    let mut bytes = vec![b'a'; len];
+                    bytes.iter_mut().step_by(3).for_each(|b| *b = 0xc3);
+                    if at < len {
+                        bytes[at] = special;
+                    }
+                    assert_eq!(clean_prefix_len(&bytes), at, "{len} {at} {special}");
+                }
+            }
         }
     }
 

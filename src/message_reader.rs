@@ -196,20 +196,12 @@ impl<'a> Scanner<'a> {
     /// The end of the run of string bytes from `at` that need no
     /// unescaping: the position of the next `"` or `\`. `None` at the end
     /// of the line or at a raw control character, which JSON forbids.
-    fn clean_run(&self, mut at: usize) -> Option<usize> {
+    fn clean_run(&self, at: usize) -> Option<usize> {
         let bytes = self.bytes();
-        while let Some(word) = bytes.get(at..at + 8) {
-            if json::word_needs_escape(u64::from_le_bytes(word.try_into().expect("eight bytes"))) {
-                break;
-            }
-            at += 8;
-        }
-        loop {
-            match *bytes.get(at)? {
-                b'"' | b'\\' => return Some(at),
-                0..=0x1f => return None,
-                _ => at += 1,
-            }
+        let end = at + json::clean_prefix_len(bytes.get(at..)?);
+        match *bytes.get(end)? {
+            b'"' | b'\\' => Some(end),
+            _ => None,
         }
     }
 
