@@ -93,9 +93,9 @@ struct Waiting {
     /// JSON-escaped texts: each hole's fallback, then each file that came.
     texts: Spool,
     holes: Vec<Hole>,
-    /// Brain path → its escaped content in `texts`, for the paths a hole
-    /// names (`None` until the file comes).
-    files: HashMap<String, Option<Range<u64>>>,
+    /// Brain path → its escaped content in `texts`, a range per part of
+    /// the file, for the paths a hole names (none until the file comes).
+    files: HashMap<String, Vec<Range<u64>>>,
 }
 
 /// Where a spilled text goes in [`Waiting::output`].
@@ -157,9 +157,10 @@ impl Decoder {
             Record::File {
                 dir: FileDir::Brain,
                 path,
+                append,
                 content,
                 ..
-            } => conv.file(path, content),
+            } => conv.file(path, *append, content),
             _ => Ok(()),
         }
     }
@@ -323,7 +324,7 @@ impl Decoder {
                 fallback: fallback_start..waiting.texts.len(),
                 path: spilled.path.clone(),
             });
-            waiting.files.insert(spilled.path, None);
+            waiting.files.insert(spilled.path, Vec::new());
         }
         Ok(())
     }
@@ -342,12 +343,14 @@ impl Waiting {
         let mut at = 0;
         for hole in &holes {
             output.copy_range(at..hole.at, out)?;
-            let text = files
-                .get(&hole.path)
-                .cloned()
-                .flatten()
-                .unwrap_or_else(|| hole.fallback.clone());
-            texts.copy_range(text, out)?;
+            match files.get(&hole.path).filter(|parts| !parts.is_empty()) {
+                Some(parts) => {
+                    for part in parts {
+                        texts.copy_range(part.clone(), out)?;
+                    }
+                }
+                None => texts.copy_range(hole.fallback.clone(), out)?,
+            }
             at = hole.at;
         }
         output.copy_range(at..output.len(), out)?;
@@ -750,8 +753,9 @@ impl Conversation {
         relative.then_some(path)
     }
 
-    /// A brain file of the row stream: kept when a waiting result names it.
-    fn file(&mut self, path: &str, content: &FileContent<'_>) -> Result<()> {
+    /// A brain file (or the next part of one) of the row stream: kept when
+    /// a waiting result names it.
+    fn file(&mut self, path: &str, append: bool, content: &FileContent<'_>) -> Result<()> {
         let Some(waiting) = self.waiting.as_mut() else {
             return Ok(());
         };
@@ -768,7 +772,10 @@ impl Conversation {
                     .append_json_str_body(&crate::wire::lossy_str(&bytes))?
             }
         }
-        *slot = Some(start..waiting.texts.len());
+        if !append {
+            slot.clear();
+        }
+        slot.push(start..waiting.texts.len());
         Ok(())
     }
 

@@ -185,15 +185,51 @@ pub fn dump_meta_sidecar(db: &Path, id: &str, out: &mut Output) -> Result<()> {
         Ok(m) if m.is_file() => {}
         _ => return Ok(()),
     }
-    let content = std::fs::read(&meta).map_err(|e| Error::io(meta.display(), e))?;
-    record::write_file_in(
-        out.buf(),
+    dump_file(
+        &meta,
         id,
         record::FileDir::Conversations,
         &format!("{id}.meta"),
-        &content,
-    );
-    out.end_record()
+        out,
+    )
+}
+
+/// The `file` records of one file: read and written a part at a time
+/// ([`record::FILE_PART`]), so a large brain file never sits in memory
+/// whole.
+fn dump_file(
+    path: &Path,
+    id: &str,
+    dir: record::FileDir,
+    rel: &str,
+    out: &mut Output,
+) -> Result<()> {
+    use std::io::Read;
+    let read_error = |e| Error::io(path.display(), e);
+    let mut file = std::fs::File::open(path).map_err(read_error)?;
+    let mut buf = Vec::with_capacity(record::FILE_PART + 3);
+    let mut append = false;
+    loop {
+        // Three bytes beyond a part: enough to see whether its end splits
+        // a UTF-8 sequence.
+        let want = (record::FILE_PART + 3 - buf.len()) as u64;
+        (&mut file)
+            .take(want)
+            .read_to_end(&mut buf)
+            .map_err(read_error)?;
+        let at_end = buf.len() < record::FILE_PART + 3;
+        let part = match at_end {
+            true if buf.len() <= record::FILE_PART => buf.len(),
+            _ => record::file_part_len(&buf),
+        };
+        record::write_file_part(out.buf(), id, dir, rel, append, &buf[..part]);
+        out.end_record()?;
+        buf.drain(..part);
+        append = true;
+        if at_end && buf.is_empty() {
+            return Ok(());
+        }
+    }
 }
 
 /// The `file` records of one brain directory, sorted bytewise by path.
@@ -216,10 +252,7 @@ pub fn dump_brain(
     list_files(dir, String::new(), &mut files, warn)?;
     files.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
     for rel in files {
-        let path = dir.join(&rel);
-        let content = std::fs::read(&path).map_err(|e| Error::io(path.display(), e))?;
-        record::write_file(out.buf(), id, &rel, &content);
-        out.end_record()?;
+        dump_file(&dir.join(&rel), id, record::FileDir::Brain, &rel, out)?;
     }
     Ok(())
 }

@@ -28,7 +28,6 @@ use crate::message::{
     Usage,
 };
 use crate::record::{self, Cell, Column};
-use crate::spool::Spool;
 use crate::steps::{self, field, kind, source, status};
 use crate::store;
 use crate::system;
@@ -225,8 +224,8 @@ impl Conversation {
             meta: MetaFields::default(),
             checkpoint_title: None,
             first_user_text: None,
-            transcript: Transcript::default(),
-            transcript_full: Transcript::default(),
+            transcript: Transcript::new(TRANSCRIPT),
+            transcript_full: Transcript::new(TRANSCRIPT_FULL),
             transcript_line: Vec::new(),
             step_blob: Vec::new(),
             spare_payload: Vec::new(),
@@ -773,10 +772,8 @@ impl Conversation {
                 [Cell::Integer(0), Cell::Blob(Cow::Borrowed(&reference))],
             );
         }
-        self.transcript
-            .write_file_record(out, &self.id, TRANSCRIPT)?;
-        self.transcript_full
-            .write_file_record(out, &self.id, TRANSCRIPT_FULL)?;
+        self.transcript.finish(out, &self.id)?;
+        self.transcript_full.finish(out, &self.id)?;
         Ok(())
     }
 
@@ -853,15 +850,15 @@ impl Conversation {
         let scratch = &mut self.transcript_line;
         scratch.clear();
         line.write_escaped_line(scratch);
-        self.transcript_full.text.append(scratch)?;
+        let out = &mut *steps.out;
+        self.transcript_full.push(scratch, out, &self.id)?;
         // Most lines have nothing to cut: the compact transcript gets the
         // same escaped bytes instead of escaping the text once more.
-        if !line.is_cut_in_compact() {
-            return self.transcript.text.append(scratch);
+        if line.is_cut_in_compact() {
+            scratch.clear();
+            line.compact().write_escaped_line(scratch);
         }
-        scratch.clear();
-        line.compact().write_escaped_line(scratch);
-        self.transcript.text.append(scratch)
+        self.transcript.push(scratch, out, &self.id)
     }
 }
 
@@ -1393,30 +1390,56 @@ fn truncate(text: &str) -> Cow<'_, str> {
     ))
 }
 
-/// The JSON-escaped text of a brain transcript being built, in a [`Spool`]
-/// so that a long conversation's transcript does not pin its size in memory.
-#[derive(Default)]
+/// A brain transcript being built: its JSON-escaped text since the last
+/// part went out. Once that passes [`record::FILE_PART`] it is written as a
+/// `file` record (the first plain, the rest with `"append":true`) between
+/// the step rows, so neither agy-encode nor any reader of its stream holds
+/// a conversation's transcript whole, and nothing waits in a temporary
+/// file.
 struct Transcript {
-    text: Spool,
+    path: &'static str,
+    text: Vec<u8>,
+    /// A part has been written: the next one appends.
+    started: bool,
 }
 
 impl Transcript {
-    /// Writes `{"conversation":…,"kind":"file","path":…,"text":…}`,
-    /// streaming the spooled text through `out` in chunks.
-    fn write_file_record(
-        &mut self,
-        out: &mut Output,
-        conversation: &str,
-        path: &str,
-    ) -> Result<()> {
-        let buf = out.buf();
-        buf.extend_from_slice(b"{\"conversation\":");
-        json::write_str(buf, conversation);
-        buf.extend_from_slice(b",\"kind\":\"file\",\"path\":");
-        json::write_str(buf, path);
-        buf.extend_from_slice(b",\"text\":\"");
-        self.text.copy_all(out)?;
-        out.buf().extend_from_slice(b"\"}\n");
+    fn new(path: &'static str) -> Transcript {
+        Transcript {
+            path,
+            text: Vec::new(),
+            started: false,
+        }
+    }
+
+    /// Appends an escaped line, writing a part once enough has gathered.
+    fn push(&mut self, line: &[u8], out: &mut Output, conversation: &str) -> Result<()> {
+        self.text.extend_from_slice(line);
+        if self.text.len() >= record::FILE_PART {
+            self.write_part(out, conversation)?;
+        }
+        Ok(())
+    }
+
+    fn write_part(&mut self, out: &mut Output, conversation: &str) -> Result<()> {
+        record::write_file_part_escaped(
+            out.buf(),
+            conversation,
+            self.path,
+            self.started,
+            &self.text,
+        );
+        self.started = true;
+        self.text.clear();
         out.end_record()
+    }
+
+    /// Writes what is left: the last part, or the whole file (empty, even)
+    /// when it never filled one.
+    fn finish(&mut self, out: &mut Output, conversation: &str) -> Result<()> {
+        if self.started && self.text.is_empty() {
+            return Ok(());
+        }
+        self.write_part(out, conversation)
     }
 }

@@ -266,18 +266,20 @@ impl Packer {
             Record::File {
                 dir: FileDir::Brain,
                 path,
+                append,
                 content,
                 ..
             } => {
                 pending.ensure_schema()?;
                 pending.stage = Stage::Rows;
                 pending
-                    .write_file(&path, &content)
+                    .write_file(&path, append, &content)
                     .map_err(|e| e.context(format!("file {path}")))?;
             }
             Record::File {
                 dir: FileDir::Conversations,
                 path,
+                append,
                 content,
                 ..
             } => {
@@ -293,7 +295,7 @@ impl Packer {
                         std::process::id()
                     ));
                 pending
-                    .write_meta(&path, &content, tmp)
+                    .write_meta(&path, append, &content, tmp)
                     .map_err(|e| e.context(format!("file conversations/{path}")))?;
             }
         }
@@ -391,6 +393,20 @@ fn discard(pending: &mut Pending) {
     if let Some(meta) = pending.tmp_meta.take() {
         let _ = fs::remove_file(meta);
     }
+}
+
+fn no_file_to_append() -> Error {
+    Error::data("\"append\" to a file that no earlier record of the conversation started")
+}
+
+/// Appends `bytes` to a file this run created (in its temporary brain
+/// directory or as the temporary sidecar), never creating one.
+fn append_to(target: &Path, path: &str, bytes: &[u8]) -> Result<()> {
+    let mut file = OpenOptions::new()
+        .append(true)
+        .open(target)
+        .map_err(|e| Error::io(path, e))?;
+    file.write_all(bytes).map_err(|e| Error::io(path, e))
 }
 
 /// A new database for packing into: no rollback journal (a failed
@@ -495,17 +511,29 @@ impl Pending {
 
     /// Writes the `<id>.meta` sidecar to `tmp`; no other file may go to
     /// `conversations/`, where a stray `.db` would become a conversation.
-    fn write_meta(&mut self, path: &str, content: &FileContent<'_>, tmp: PathBuf) -> Result<()> {
+    fn write_meta(
+        &mut self,
+        path: &str,
+        append: bool,
+        content: &FileContent<'_>,
+        tmp: PathBuf,
+    ) -> Result<()> {
         if path != format!("{}.meta", self.id) {
             return Err(Error::data(format!(
                 "the only file allowed in conversations/ is \"{}.meta\"",
                 self.id
             )));
         }
+        let bytes = content.to_bytes()?;
+        if append {
+            let Some(tmp) = &self.tmp_meta else {
+                return Err(no_file_to_append());
+            };
+            return append_to(tmp, path, &bytes);
+        }
         if self.tmp_meta.is_some() {
             return Err(Error::data("the same file path appears twice"));
         }
-        let bytes = content.to_bytes()?;
         let _ = fs::remove_file(&tmp);
         self.tmp_meta = Some(tmp.clone());
         let mut file = OpenOptions::new()
@@ -517,13 +545,21 @@ impl Pending {
         Ok(())
     }
 
-    fn write_file(&mut self, path: &str, content: &FileContent<'_>) -> Result<()> {
+    /// Writes a brain file, or with `append` the next part of one an
+    /// earlier record started.
+    fn write_file(&mut self, path: &str, append: bool, content: &FileContent<'_>) -> Result<()> {
         let rel = root::check_relative_path(path)?;
+        let target = self.tmp_brain.join(&rel);
+        let bytes = content.to_bytes()?;
+        if append {
+            if !self.files.contains(path) {
+                return Err(no_file_to_append());
+            }
+            return append_to(&target, path, &bytes);
+        }
         if !self.files.insert(path.to_string()) {
             return Err(Error::data("the same file path appears twice"));
         }
-        let bytes = content.to_bytes()?;
-        let target = self.tmp_brain.join(&rel);
         if let Some(parent) = target.parent() {
             fs::create_dir_all(parent).map_err(|e| Error::io(parent.display(), e))?;
         }

@@ -4,7 +4,11 @@
 //! Each line is one record with `conversation` and `kind` first. For each
 //! conversation, contiguous and in this order: one `db` record, `schema`
 //! records in `sqlite_master` order, `row` records (every other table first,
-//! `steps` last), then `file` records for the brain directory.
+//! `steps` last), then `file` records for the brain directory. A file over
+//! [`FILE_PART`] comes in parts: its first record, then records with
+//! `"append":true` (agy-encode writes its transcripts' parts between the
+//! step rows as they fill; readers take file records anywhere after the
+//! schema).
 //!
 //! SQLite values keep their storage class and bytes. In a column whose
 //! declared type has BLOB affinity a plain JSON string is the hex of a blob;
@@ -144,26 +148,42 @@ pub fn write_row<'c>(
     out.extend_from_slice(b"}}\n");
 }
 
-/// Writes a `file` record of the brain directory: `text` when the content
-/// is UTF-8, else `hex`.
-pub fn write_file(out: &mut Vec<u8>, conversation: &str, path: &str, content: &[u8]) {
-    write_file_in(out, conversation, FileDir::Brain, path, content);
+/// The most content one `file` record carries. A larger file travels as a
+/// first record and then records with `"append":true`, so that no line of
+/// the stream, and no reader of it, has to hold a whole large file (a long
+/// conversation's transcript runs to hundreds of megabytes).
+pub const FILE_PART: usize = 1 << 20;
+
+/// Where to end the next part of `content`: all of it when it fits in
+/// [`FILE_PART`], else at most that much, moved back (by at most three
+/// bytes) so as not to split a UTF-8 sequence and turn a text file's part
+/// into hex.
+pub fn file_part_len(content: &[u8]) -> usize {
+    if content.len() <= FILE_PART {
+        return content.len();
+    }
+    let mut end = FILE_PART;
+    while end > FILE_PART - 3 && content[end] & 0xc0 == 0x80 {
+        end -= 1;
+    }
+    match content[end] & 0xc0 == 0x80 {
+        true => FILE_PART,
+        false => end,
+    }
 }
 
-/// Writes a `file` record for a file in `dir`; only brain files omit `dir`.
-pub fn write_file_in(
+/// Writes a `file` record holding one part of a file in `dir` (only brain
+/// files omit `dir`): `text` when the part is UTF-8, else `hex`. `append`
+/// says that it continues the file an earlier record started.
+pub fn write_file_part(
     out: &mut Vec<u8>,
     conversation: &str,
     dir: FileDir,
     path: &str,
+    append: bool,
     content: &[u8],
 ) {
-    write_head(out, conversation, "file");
-    if dir == FileDir::Conversations {
-        out.extend_from_slice(b",\"dir\":\"conversations\"");
-    }
-    out.extend_from_slice(b",\"path\":");
-    json::write_str(out, path);
+    write_file_head(out, conversation, dir, path, append);
     match std::str::from_utf8(content) {
         Ok(text) => {
             out.extend_from_slice(b",\"text\":");
@@ -175,6 +195,33 @@ pub fn write_file_in(
         }
     }
     out.extend_from_slice(b"}\n");
+}
+
+/// [`write_file_part`] for text already escaped for a JSON string (the
+/// inside of its quotes), as agy-encode builds the brain transcripts.
+pub fn write_file_part_escaped(
+    out: &mut Vec<u8>,
+    conversation: &str,
+    path: &str,
+    append: bool,
+    escaped_text: &[u8],
+) {
+    write_file_head(out, conversation, FileDir::Brain, path, append);
+    out.extend_from_slice(b",\"text\":\"");
+    out.extend_from_slice(escaped_text);
+    out.extend_from_slice(b"\"}\n");
+}
+
+fn write_file_head(out: &mut Vec<u8>, conversation: &str, dir: FileDir, path: &str, append: bool) {
+    write_head(out, conversation, "file");
+    if dir == FileDir::Conversations {
+        out.extend_from_slice(b",\"dir\":\"conversations\"");
+    }
+    out.extend_from_slice(b",\"path\":");
+    json::write_str(out, path);
+    if append {
+        out.extend_from_slice(b",\"append\":true");
+    }
 }
 
 /// A value as read from the stream, before the column's affinity says what a
@@ -550,6 +597,7 @@ struct RawRecord<'a> {
     text: Option<Cow<'a, str>>,
     #[serde(borrow)]
     hex: Option<Cow<'a, str>>,
+    append: Option<bool>,
 }
 
 /// Which directory a `file` record's path is relative to.
@@ -600,6 +648,9 @@ pub enum Record<'a> {
         conversation: Cow<'a, str>,
         dir: FileDir,
         path: Cow<'a, str>,
+        /// Continues the file an earlier record of this conversation
+        /// started (see [`FILE_PART`]).
+        append: bool,
         content: FileContent<'a>,
     },
 }
@@ -663,6 +714,7 @@ impl<'a> Record<'a> {
                     conversation,
                     dir,
                     path: required(raw.path, "file", "path")?,
+                    append: raw.append.unwrap_or(false),
                     content,
                 }
             }

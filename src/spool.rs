@@ -2,10 +2,9 @@
 //! memory up to [`Spool::IN_MEMORY`] bytes and in an unlinked temporary file
 //! beyond, so that whatever is waiting does not pin its size in memory.
 //!
-//! agy-encode builds the brain transcripts in spools (they are written after
-//! the steps), and agy-decode holds a conversation's messages in one while a
-//! tool result waits for its spilled full text, which the row stream carries
-//! only after the last step.
+//! agy-decode holds a conversation's messages in one while a tool result
+//! waits for its spilled full text, which the row stream carries only after
+//! the last step.
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
@@ -56,13 +55,6 @@ impl Spool {
         // Bound for the file anyway: written from where they are, not first
         // copied into a buffer grown to hold them.
         self.write_to_file(bytes)
-    }
-
-    /// Appends whatever `write` puts at the end of the in-memory buffer, so
-    /// a writer can format straight into the spool.
-    pub fn append_with(&mut self, write: impl FnOnce(&mut Vec<u8>)) -> Result<()> {
-        write(&mut self.buf);
-        self.settle()
     }
 
     /// Appends `text` escaped for the inside of a JSON string (no quotes).
@@ -124,11 +116,6 @@ impl Spool {
             out.buf().extend_from_slice(&self.buf[from..to]);
         }
         Ok(())
-    }
-
-    /// Streams everything appended through `out`.
-    pub fn copy_all(&mut self, out: &mut Output) -> Result<()> {
-        self.copy_range(0..self.len(), out)
     }
 }
 

@@ -273,6 +273,66 @@ fn dump_then_pack_is_identical_at_the_row_level() {
 }
 
 #[test]
+fn large_brain_files_travel_in_parts_of_a_megabyte() {
+    const PART: usize = 1 << 20;
+    let s = Scratch::new("parts");
+    let src = s.join("src");
+    let db_path = rich_db(&src, ID).close();
+    // Text whose part boundaries fall inside two-, three- and four-byte
+    // characters, binary data, and sizes either side of one part.
+    let mut text = "a".repeat(PART - 1) + "é";
+    text += &"b".repeat(PART - 3);
+    text += "✓";
+    text += &"c".repeat(PART - 5);
+    text += "🦀tail";
+    let binary: Vec<u8> = (0..PART * 3 / 2).map(|i| (i * 7 % 256) as u8).collect();
+    let files: [(&str, Vec<u8>); 4] = [
+        ("big.txt", text.clone().into_bytes()),
+        ("big.bin", binary),
+        ("exact.txt", vec![b'x'; PART]),
+        ("one-more.txt", vec![b'y'; PART + 1]),
+    ];
+    for (name, content) in &files {
+        brain_file(&src, ID, name, content);
+    }
+    let stream = dump_of(&[db_path.to_str().unwrap()]);
+    let file_lines = stream
+        .split(|b| *b == b'\n')
+        .filter(|l| l.windows(13).any(|w| w == b"\"kind\":\"file\""));
+    assert!(
+        file_lines.into_iter().all(|l| l.len() < 2 * PART + 200),
+        "a file record holds more than one part"
+    );
+    let records = lines(&stream);
+    let parts = |path: &str| -> Vec<&serde_json::Value> {
+        records.iter().filter(|r| r["path"] == path).collect()
+    };
+    let big = parts("big.txt");
+    assert_eq!(big.len(), 4);
+    assert!(big[0].get("append").is_none() && big[1..].iter().all(|r| r["append"] == true));
+    // Cut before each multi-byte character, so every part stays text.
+    let texts: Vec<&str> = big.iter().map(|r| r["text"].as_str().unwrap()).collect();
+    assert_eq!(texts.concat(), text);
+    assert_eq!(
+        texts.iter().map(|t| t.len()).collect::<Vec<_>>(),
+        [PART - 1, PART - 1, PART - 2, 4 + 4]
+    );
+    assert!(parts("big.bin").iter().all(|r| r.get("hex").is_some()));
+    assert_eq!(parts("big.bin").len(), 2);
+    assert_eq!(parts("exact.txt").len(), 1);
+    assert_eq!(parts("one-more.txt").len(), 2);
+
+    let dst = s.join("dst");
+    run_ok("agy-pack", &["--root", dst.to_str().unwrap()], &stream);
+    assert_eq!(
+        files_under(&src.join("brain").join(ID)),
+        files_under(&dst.join("brain").join(ID))
+    );
+    let packed = dst.join("conversations").join(format!("{ID}.db"));
+    assert!(dump_of(&[packed.to_str().unwrap()]) == stream);
+}
+
+#[test]
 fn stream_shape_follows_the_contract() {
     let s = Scratch::new("shape");
     let db = rich_db(&s.path, ID);
@@ -655,6 +715,26 @@ fn pack_refuses_malformed_records_and_leaves_nothing() {
         r#"{"conversation":"c1","kind":"file","path":"a","text":"x","hex":"00"}"#,
         &[],
         &["exactly one of"],
+    );
+    refused(
+        &format!(
+            "{GOOD_DB}\n{}\n",
+            r#"{"conversation":"c1","kind":"file","path":"a","append":true,"text":"x"}"#
+        ),
+        &[],
+        &[
+            "stdin:2",
+            "file a",
+            "\"append\" to a file that no earlier record",
+        ],
+    );
+    refused(
+        &format!(
+            "{GOOD_DB}\n{}\n",
+            r#"{"conversation":"c1","kind":"file","dir":"conversations","path":"c1.meta","append":true,"text":"x"}"#
+        ),
+        &[],
+        &["stdin:2", "\"append\" to a file that no earlier record"],
     );
     // Records of one conversation split apart: the first c1 was written, so
     // check the message and that the second c1 and c2 were not.

@@ -331,30 +331,79 @@ fn bad_records_are_errors_naming_the_line() {
 }
 
 #[test]
-fn long_transcripts_spill_and_come_back_whole() {
-    // Over the in-memory limit of the transcript buffer.
-    let big = "é".repeat(700_000);
-    let input = format!(
-        "{{\"conversation\":\"big\",\"kind\":\"message\",\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"{big}\"}}]}}\n"
-    );
+fn long_transcripts_go_out_in_parts_and_come_back_whole() {
+    // Six user turns of 400 KB: the full transcript passes a record's
+    // megabyte twice, the compact one (cut at 4 KB a value) never does.
+    let texts: Vec<String> = (0..6).map(|i| format!("{i}é").repeat(100_000)).collect();
+    let input: String = texts
+        .iter()
+        .map(|t| {
+            format!(
+                "{{\"conversation\":\"big\",\"kind\":\"message\",\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"{t}\"}}]}}\n"
+            )
+        })
+        .collect();
     let rows = encode(&[], &input);
-    let files: Vec<Value> = rows
+    let records: Vec<Value> = rows
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|r| r["kind"] == "file")
         .collect();
-    let full = files[1]["text"].as_str().unwrap();
-    let line: Value = serde_json::from_str(full.lines().next().unwrap()).unwrap();
-    assert_eq!(
-        line["content"],
-        format!("<USER_REQUEST>\n{big}\n</USER_REQUEST>")
-    );
-    let compact = files[0]["text"].as_str().unwrap();
+    let parts = |path: &str| -> Vec<(usize, &Value)> {
+        records
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r["kind"] == "file" && r["path"] == path)
+            .collect()
+    };
+    let full_parts = parts(".system_generated/logs/transcript_full.jsonl");
+    assert_eq!(full_parts.len(), 2, "two parts of the full transcript");
+    assert_eq!(full_parts[0].1.get("append"), None);
+    assert_eq!(full_parts[1].1["append"], true);
+    // The first part goes out between the step rows, not after them all.
+    let last_step = records.iter().rposition(|r| r["table"] == "steps").unwrap();
+    assert!(full_parts[0].0 < last_step);
+    let full: String = full_parts
+        .iter()
+        .map(|(_, r)| r["text"].as_str().unwrap())
+        .collect();
+    let contents: Vec<String> = full
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["content"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let expected: Vec<String> = texts
+        .iter()
+        .map(|t| format!("<USER_REQUEST>\n{t}\n</USER_REQUEST>"))
+        .collect();
+    assert_eq!(contents, expected);
+    let compact_parts = parts(".system_generated/logs/transcript.jsonl");
+    assert_eq!(compact_parts.len(), 1);
+    let compact = compact_parts[0].1["text"].as_str().unwrap();
+    assert!(compact.len() < 60_000 && compact.contains("<truncated "));
     assert!(
-        compact.len() < 10_000 && compact.contains("<truncated "),
-        "{}",
-        &compact[..200]
+        rows.lines().all(|l| l.len() < 2 << 20),
+        "no record holds the whole transcript"
     );
+
+    // agy-pack puts the parts together into one file.
+    let scratch = support::Scratch::new("encode-parts");
+    let root = scratch.path.join("root");
+    run_ok(
+        "agy-pack",
+        &["--root", root.to_str().unwrap()],
+        rows.as_bytes(),
+    );
+    let packed = std::fs::read_to_string(
+        root.join("brain/big/.system_generated/logs/transcript_full.jsonl"),
+    )
+    .unwrap();
+    assert_eq!(packed, full);
     let decoded = decode(&rows);
-    assert!(decoded.lines().next().unwrap().contains(&big));
+    for (line, text) in decoded.lines().zip(&texts) {
+        assert!(line.contains(text.as_str()));
+    }
 }

@@ -200,7 +200,15 @@ fn large_spills_and_held_messages_go_through_temporary_files() {
     let mut results = vec![spilled("cut", "steps/1/output.txt")];
     results.extend((0..5).map(|_| Msg::new().str(1, &filler)));
     let mut lines = conversation("big", &results);
-    lines.push(file("big", "steps/1/output.txt", &big_file));
+    // In two parts, as agy-dump writes a file over a megabyte, with another
+    // file's record between them.
+    let (first, rest) = big_file.split_at(1 << 19);
+    lines.push(file("big", "steps/1/output.txt", first));
+    lines.push(file("big", "unrelated.txt", "noise"));
+    let mut append =
+        serde_json::from_str::<Value>(&file("big", "steps/1/output.txt", rest)).unwrap();
+    append["append"] = Value::Bool(true);
+    lines.push(append.to_string());
     let records = decode(&lines);
     let (texts, shape) = results_and_shape(&records);
     assert_eq!(texts.len(), 6);
