@@ -9,7 +9,7 @@
 //! collected, with one exception that stays bounded: once a tool result's
 //! full text is spilled to a brain file (`full_output_uri`), which the
 //! stream carries only after the last step, the conversation's remaining
-//! messages wait in a [`Spool`] until that file has come.
+//! messages wait in a [`crate::spool::Spool`] until that file has come.
 //!
 //! Every blob is read with the tolerant [`wire`] reader, so a damaged blob
 //! gives the fields before the damage and never an error.
@@ -906,7 +906,7 @@ pub fn read_timestamp(ts: wire::Message<'_>) -> Option<Timestamp> {
     t.is_writable().then_some(t)
 }
 
-/// A title from the first user text: its first [`TITLE_CHARS`] characters.
+/// A title from the first user text: its first `TITLE_CHARS` characters.
 pub fn title_from_text(text: &str) -> String {
     text.trim().chars().take(TITLE_CHARS).collect()
 }

@@ -4,8 +4,8 @@
 //! is read; each tool call becomes one tool step, written when its result
 //! arrives (or, still PENDING, when the conversation ends without one). What
 //! is held between records is the calls still waiting for a result, the
-//! conversation's `meta` fields, and the brain transcripts, which grow in a
-//! [`Spool`] that moves to a temporary file once it is large.
+//! conversation's `meta` fields, and the tail of each brain transcript,
+//! which goes out as a `file` record part whenever it passes a megabyte.
 //!
 //! The step encoding follows agy 1.0.16 (the seed's and TX's fixtures):
 //! typed kinds for Bash/Read/Write/Edit, GENERIC for every other tool.
