@@ -28,8 +28,11 @@ pub struct Lines {
     eof: bool,
 }
 
-/// Bytes asked of the reader at a time.
+/// Bytes asked of the reader at a time: [`FIRST_READ`] at first, so that
+/// a small input touches (and zero-fills) little memory, then a MiB, a
+/// pipe's whole buffer, whenever less than `FIRST_READ` is left.
 const READ_SIZE: usize = 1 << 20;
+const FIRST_READ: usize = 1 << 16;
 
 impl Lines {
     /// Opens `path`, or standard input for `-`.
@@ -101,7 +104,9 @@ impl Lines {
                 self.end -= self.start;
                 self.start = 0;
             }
-            if self.buf.len() < self.end + READ_SIZE {
+            if self.buf.is_empty() {
+                self.buf.resize(FIRST_READ, 0);
+            } else if self.buf.len() - self.end < FIRST_READ {
                 self.buf.resize(self.end + READ_SIZE, 0);
             }
             let n = loop {
