@@ -175,8 +175,6 @@ struct Conversation {
     first_user_text: Option<String>,
     transcript: Transcript,
     transcript_full: Transcript,
-    /// The escaped transcript line being written, kept for its allocation.
-    transcript_line: Vec<u8>,
     /// The step blob being written, and the last step's payload, kept for
     /// their allocations: a large tool output would otherwise fault in fresh
     /// pages for each of them at every step that holds one.
@@ -226,7 +224,6 @@ impl Conversation {
             first_user_text: None,
             transcript: Transcript::new(TRANSCRIPT),
             transcript_full: Transcript::new(TRANSCRIPT_FULL),
-            transcript_line: Vec::new(),
             step_blob: Vec::new(),
             spare_payload: Vec::new(),
         }
@@ -847,18 +844,18 @@ impl Conversation {
         self.spare_payload = step.payload;
         let mut line = step.line;
         line.step_index = idx;
-        let scratch = &mut self.transcript_line;
-        scratch.clear();
-        line.write_escaped_line(scratch);
-        let out = &mut *steps.out;
-        self.transcript_full.push(scratch, out, &self.id)?;
+        let full = &mut self.transcript_full.text;
+        let start = full.len();
+        line.write_escaped_line(full);
         // Most lines have nothing to cut: the compact transcript gets the
         // same escaped bytes instead of escaping the text once more.
-        if line.is_cut_in_compact() {
-            scratch.clear();
-            line.compact().write_escaped_line(scratch);
+        match line.is_cut_in_compact() {
+            true => line.compact().write_escaped_line(&mut self.transcript.text),
+            false => self.transcript.text.extend_from_slice(&full[start..]),
         }
-        self.transcript.push(scratch, out, &self.id)
+        let out = &mut *steps.out;
+        self.transcript_full.write_full_part(out, &self.id)?;
+        self.transcript.write_full_part(out, &self.id)
     }
 }
 
@@ -1412,23 +1409,20 @@ impl Transcript {
         }
     }
 
-    /// Appends an escaped line, writing a part once enough has gathered.
-    fn push(&mut self, line: &[u8], out: &mut Output, conversation: &str) -> Result<()> {
-        self.text.extend_from_slice(line);
-        if self.text.len() >= record::FILE_PART {
-            self.write_part(out, conversation)?;
+    /// Writes a part once enough text has gathered.
+    fn write_full_part(&mut self, out: &mut Output, conversation: &str) -> Result<()> {
+        match self.text.len() >= record::FILE_PART {
+            true => self.write_part(out, conversation),
+            false => Ok(()),
         }
-        Ok(())
     }
 
+    /// Writes the text gathered as a part, straight from where it is.
     fn write_part(&mut self, out: &mut Output, conversation: &str) -> Result<()> {
-        record::write_file_part_escaped(
-            out.buf(),
-            conversation,
-            self.path,
-            self.started,
-            &self.text,
-        );
+        let (head, tail) = record::file_part_escaped_ends(conversation, self.path, self.started);
+        out.buf().extend_from_slice(&head);
+        out.write_through(&self.text)?;
+        out.buf().extend_from_slice(tail);
         self.started = true;
         self.text.clear();
         out.end_record()

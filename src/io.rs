@@ -221,6 +221,16 @@ impl Output {
         written.map_err(|e| Error::io("stdout", e))
     }
 
+    /// Writes `bytes` after everything buffered, straight to the sink
+    /// rather than through the buffer, for a large piece of a record that
+    /// is already in memory elsewhere.
+    pub fn write_through(&mut self, bytes: &[u8]) -> Result<()> {
+        self.write_out()?;
+        self.sink()
+            .write_all(bytes)
+            .map_err(|e| Error::io("stdout", e))
+    }
+
     /// Writes `len` bytes of `file`, from its current position, after
     /// everything buffered. To standard output the kernel moves them
     /// (`copy_file_range`, `sendfile` or `splice`, as std's `io::copy`

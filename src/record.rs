@@ -197,19 +197,19 @@ pub fn write_file_part(
     out.extend_from_slice(b"}\n");
 }
 
-/// [`write_file_part`] for text already escaped for a JSON string (the
-/// inside of its quotes), as agy-encode builds the brain transcripts.
-pub fn write_file_part_escaped(
-    out: &mut Vec<u8>,
+/// What goes before and after a brain file part's text when the text is
+/// already escaped for a JSON string (the inside of its quotes), as
+/// agy-encode builds the brain transcripts: the caller writes the text
+/// between the two from where it is.
+pub fn file_part_escaped_ends(
     conversation: &str,
     path: &str,
     append: bool,
-    escaped_text: &[u8],
-) {
-    write_file_head(out, conversation, FileDir::Brain, path, append);
-    out.extend_from_slice(b",\"text\":\"");
-    out.extend_from_slice(escaped_text);
-    out.extend_from_slice(b"\"}\n");
+) -> (Vec<u8>, &'static [u8]) {
+    let mut head = Vec::new();
+    write_file_head(&mut head, conversation, FileDir::Brain, path, append);
+    head.extend_from_slice(b",\"text\":\"");
+    (head, b"\"}\n")
 }
 
 fn write_file_head(out: &mut Vec<u8>, conversation: &str, dir: FileDir, path: &str, append: bool) {
