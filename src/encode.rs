@@ -466,7 +466,6 @@ impl Conversation {
         let mut signature: Option<String> = None;
         let mut response = String::new();
         let mut calls: Vec<OpenCall> = Vec::new();
-        let mut transcript_calls = Vec::new();
         for block in content {
             match block {
                 Block::Thinking {
@@ -495,7 +494,6 @@ impl Conversation {
                 } => {
                     let call =
                         self.open_call(&id, &name, input, signature.as_deref(), timestamp)?;
-                    transcript_calls.push(TranscriptCall::new(&call));
                     calls.push(call);
                 }
                 Block::ToolResult { .. } => {
@@ -571,7 +569,7 @@ impl Conversation {
             (!response.is_empty()).then_some(Cow::Borrowed(response.as_str())),
         );
         line.thinking = (!thinking.is_empty()).then_some(Cow::Borrowed(thinking.as_str()));
-        line.tool_calls = (!transcript_calls.is_empty()).then_some(Cow::Owned(transcript_calls));
+        line.tool_calls = (!calls.is_empty()).then_some(&calls[..]);
         self.write_step(
             steps,
             Step {
@@ -605,21 +603,22 @@ impl Conversation {
         signature: Option<&str>,
         timestamp: Option<Timestamp>,
     ) -> Result<OpenCall> {
-        let (native_name, native_input, native_args) = match input {
+        let (native_name, arguments_json, native_args) = match input {
             ToolInput::Object(args) => {
                 let (native_name, mapped) = tools::to_native(name, Some(&args));
                 let args = mapped.unwrap_or(args);
-                (native_name, ToolInput::Object(args.clone()), Some(args))
+                (native_name, message::object_json(&args), Some(args))
             }
-            other => (tools::to_native(name, None).0, other, None),
+            other => (
+                tools::to_native(name, None).0,
+                other.to_arguments_json(),
+                None,
+            ),
         };
         let mut call = Writer::new();
         call.string(field::tool_call::ID, id)
             .string(field::tool_call::NAME, &native_name)
-            .string(
-                field::tool_call::ARGUMENTS_JSON,
-                &native_input.to_arguments_json(),
-            );
+            .string(field::tool_call::ARGUMENTS_JSON, &arguments_json);
         if let Some(signature) = signature {
             let bytes = hex::decode(signature)
                 .map_err(|e| Error::data(format!("tool_use {id:?}: signature is not hex: {e}")))?;
@@ -1240,7 +1239,10 @@ struct TranscriptLine<'a> {
     created_at: Option<String>,
     content: Option<Cow<'a, str>>,
     thinking: Option<Cow<'a, str>>,
-    tool_calls: Option<Cow<'a, [TranscriptCall]>>,
+    /// Each as `{name, args}` with every argument value JSON-encoded (the
+    /// JSON text of the value, as a string), as agy writes them; the
+    /// transcript carries no call id.
+    tool_calls: Option<&'a [OpenCall]>,
 }
 
 impl TranscriptLine<'_> {
@@ -1268,52 +1270,28 @@ impl TranscriptLine<'_> {
                 depth.string(out, value);
             }
         }
-        if let Some(calls) = &self.tool_calls {
+        if let Some(calls) = self.tool_calls {
             depth.raw(out, ",\"tool_calls\":[");
             for (i, call) in calls.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
                 depth.raw(out, "{\"name\":");
-                depth.string(out, &call.name);
+                depth.string(out, &call.native_name);
                 depth.raw(out, ",\"args\":{");
-                for (j, (key, value)) in call.args.iter().enumerate() {
+                for (j, (key, value)) in call.native_args.iter().flatten().enumerate() {
                     if j > 0 {
                         out.push(b',');
                     }
                     depth.string(out, key);
                     out.push(b':');
-                    depth.string(out, value);
+                    depth.string(out, &json::value_to_string(value));
                 }
                 out.extend_from_slice(b"}}");
             }
             out.push(b']');
         }
         out.push(b'}');
-    }
-}
-
-/// `{name, args}` with every argument value JSON-encoded (the JSON text of
-/// the value, as a string), as agy writes them; the transcript carries no
-/// call id.
-#[derive(Clone)]
-struct TranscriptCall {
-    name: String,
-    args: Vec<(String, String)>,
-}
-
-impl TranscriptCall {
-    fn new(call: &OpenCall) -> TranscriptCall {
-        let args = call
-            .native_args
-            .iter()
-            .flatten()
-            .map(|(k, v)| (k.clone(), json::value_to_string(v)))
-            .collect();
-        TranscriptCall {
-            name: call.native_name.clone(),
-            args,
-        }
     }
 }
 
@@ -1350,7 +1328,7 @@ impl<'a> TranscriptLine<'a> {
             created_at: self.created_at.clone(),
             content: self.content.as_deref().map(truncate),
             thinking: self.thinking.as_deref().map(truncate),
-            tool_calls: self.tool_calls.as_deref().map(Cow::Borrowed),
+            tool_calls: self.tool_calls,
         }
     }
 }

@@ -86,13 +86,16 @@ impl ToolInput {
         match self {
             ToolInput::Other(Value::String(raw)) => raw.clone(),
             ToolInput::Other(value) => json::value_to_string(value),
-            ToolInput::Object(args) => {
-                let mut out = Vec::new();
-                json::write_object(&mut out, args.iter().map(|(k, v)| (k, v)));
-                String::from_utf8(out).expect("JSON text is UTF-8")
-            }
+            ToolInput::Object(args) => object_json(args),
         }
     }
+}
+
+/// Arguments as a compact JSON object, keys in their order.
+pub fn object_json(args: &ArgList) -> String {
+    let mut out = Vec::new();
+    json::write_object(&mut out, args.iter().map(|(k, v)| (k, v)));
+    String::from_utf8(out).expect("JSON text is UTF-8")
 }
 
 impl Serialize for ToolInput {
