@@ -225,6 +225,9 @@ if have_tool agy-pack && [[ -s $scratch/big.rows.ndjson ]]; then
 fi
 if have_tool agy-encode && [[ -s $scratch/big.messages.ndjson ]]; then
     measure encode "'$encode' < '$scratch/big.messages.ndjson' > /dev/null"
+    if have_tool agy-pack; then
+        measure encode_pack "'$encode' < '$scratch/big.messages.ndjson' | '$pack' --root '$scratch/encode-root' > /dev/null" "rm -rf '$scratch/encode-root'"
+    fi
 fi
 
 # ---------------------------------------------------------------------------
@@ -367,6 +370,9 @@ if got decode; then
 else
     row "rows to messages (reference)" "\`agy-decode < big.rows.ndjson\`" "$(missing decode agy-decode agy-dump)" "" "" "" ""
 fi
+if got encode_pack; then
+    row "messages to a conversation db" "\`agy-encode < big.messages.ndjson \| agy-pack --root NEW\`" "$(secs encode_pack)" "$(mib_stages encode_pack)" "" "(information)" ""
+fi
 
 # 6. linearity.
 lin_cmd="agy-dump N.db \\| agy-decode"
@@ -382,6 +388,10 @@ if got lin1k && got lin50k; then
     if got lin1; then
         # What every run pays before its first step; it weighs on the 1,000-step time.
         row "1 step (fixed cost of a run)" "\`${lin_cmd/N/1}\`" "$(secs lin1)" "$(mib_stages lin1)" "" "(information)" ""
+        # The same two runs with that fixed cost taken off: the growth alone.
+        m1k=$(awk -v t="${wall[lin1k]}" -v f="${wall[lin1]}" 'BEGIN { print (t - f) / 999 }')
+        m50k=$(awk -v t="${wall[lin50k]}" -v f="${wall[lin1]}" 'BEGIN { print (t - f) / 49999 }')
+        row "per step beyond the 1-step run" "(1k − 1) / 999 and (50k − 1) / 49,999" "$(us "$m1k") and $(us "$m50k")" "" "$(ratio "$m50k" "$m1k") per step" "(information)" ""
     fi
 else
     row "1,000 vs 50,000 steps" "\`agy-dump N.db \| agy-decode\`" "$(missing lin1k agy-dump)" "" "" "per-step time within 20 %" ""
