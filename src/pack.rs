@@ -264,7 +264,7 @@ impl Packer {
                     .map_err(|e| e.context(format!("row of table {table}")))?;
             }
             Record::File {
-                dir: FileDir::Brain,
+                dir,
                 path,
                 append,
                 content,
@@ -272,31 +272,25 @@ impl Packer {
             } => {
                 pending.ensure_schema()?;
                 pending.stage = Stage::Rows;
-                pending
-                    .write_file(&path, append, &content)
-                    .map_err(|e| e.context(format!("file {path}")))?;
-            }
-            Record::File {
-                dir: FileDir::Conversations,
-                path,
-                append,
-                content,
-                ..
-            } => {
-                pending.ensure_schema()?;
-                pending.stage = Stage::Rows;
-                let tmp = self
-                    .scratch
-                    .clone()
-                    .unwrap_or_else(|| self.options.root.join("conversations"))
-                    .join(format!(
-                        ".{}.meta.agy-pack-{}.tmp",
-                        pending.id,
-                        std::process::id()
-                    ));
-                pending
-                    .write_meta(&path, append, &content, tmp)
-                    .map_err(|e| e.context(format!("file conversations/{path}")))?;
+                match dir {
+                    FileDir::Brain => pending
+                        .write_file(&path, append, &content)
+                        .map_err(|e| e.context(format!("file {path}")))?,
+                    FileDir::Conversations => {
+                        let tmp = self
+                            .scratch
+                            .clone()
+                            .unwrap_or_else(|| self.options.root.join("conversations"))
+                            .join(format!(
+                                ".{}.meta.agy-pack-{}.tmp",
+                                pending.id,
+                                std::process::id()
+                            ));
+                        pending
+                            .write_meta(&path, append, &content, tmp)
+                            .map_err(|e| e.context(format!("file conversations/{path}")))?
+                    }
+                }
             }
         }
         Ok(())
