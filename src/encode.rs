@@ -853,8 +853,8 @@ impl Conversation {
             false => self.transcript.text.extend_from_slice(&full[start..]),
         }
         let out = &mut *steps.out;
-        self.transcript_full.write_full_part(out, &self.id)?;
-        self.transcript.write_full_part(out, &self.id)
+        self.transcript_full.write_part_if_full(out, &self.id)?;
+        self.transcript.write_part_if_full(out, &self.id)
     }
 }
 
@@ -1388,7 +1388,7 @@ impl Transcript {
     }
 
     /// Writes a part once enough text has gathered.
-    fn write_full_part(&mut self, out: &mut Output, conversation: &str) -> Result<()> {
+    fn write_part_if_full(&mut self, out: &mut Output, conversation: &str) -> Result<()> {
         match self.text.len() >= record::FILE_PART {
             true => self.write_part(out, conversation),
             false => Ok(()),
