@@ -1397,10 +1397,9 @@ impl Transcript {
 
     /// Writes the text gathered as a part, straight from where it is.
     fn write_part(&mut self, out: &mut Output, conversation: &str) -> Result<()> {
-        let (head, tail) = record::file_part_escaped_ends(conversation, self.path, self.started);
-        out.buf().extend_from_slice(&head);
+        record::write_file_part_escaped_head(out.buf(), conversation, self.path, self.started);
         out.write_through(&self.text)?;
-        out.buf().extend_from_slice(tail);
+        out.buf().extend_from_slice(record::FILE_PART_ESCAPED_END);
         self.started = true;
         self.text.clear();
         out.end_record()

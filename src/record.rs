@@ -197,20 +197,22 @@ pub fn write_file_part(
     out.extend_from_slice(b"}\n");
 }
 
-/// What goes before and after a brain file part's text when the text is
-/// already escaped for a JSON string (the inside of its quotes), as
-/// agy-encode builds the brain transcripts: the caller writes the text
-/// between the two from where it is.
-pub fn file_part_escaped_ends(
+/// Writes a brain file part's record up to the opening quote of its
+/// `text`, for text already escaped for a JSON string (the inside of its
+/// quotes), as agy-encode builds the brain transcripts: the caller writes
+/// the text from where it is, then [`FILE_PART_ESCAPED_END`].
+pub fn write_file_part_escaped_head(
+    out: &mut Vec<u8>,
     conversation: &str,
     path: &str,
     append: bool,
-) -> (Vec<u8>, &'static [u8]) {
-    let mut head = Vec::new();
-    write_file_head(&mut head, conversation, FileDir::Brain, path, append);
-    head.extend_from_slice(b",\"text\":\"");
-    (head, b"\"}\n")
+) {
+    write_file_head(out, conversation, FileDir::Brain, path, append);
+    out.extend_from_slice(b",\"text\":\"");
 }
+
+/// What closes a record begun by [`write_file_part_escaped_head`].
+pub const FILE_PART_ESCAPED_END: &[u8] = b"\"}\n";
 
 fn write_file_head(out: &mut Vec<u8>, conversation: &str, dir: FileDir, path: &str, append: bool) {
     write_head(out, conversation, "file");
