@@ -80,6 +80,8 @@ struct Conversation {
     checkpoint_title: Option<String>,
     first_user_text: Option<String>,
     latest_model: Option<String>,
+    /// The model name of the latest user input's planner configuration.
+    configured_model: Option<String>,
     /// Present once a result waits for its spilled full text.
     waiting: Option<Waiting>,
 }
@@ -450,7 +452,7 @@ impl Conversation {
         }
         let timestamp = timestamp.and_then(|t| t.format());
         match view.kind {
-            kind::USER_INPUT => self.user_input(view, timestamp, out),
+            kind::USER_INPUT => self.user_input(view, idx, timestamp, out),
             kind::PLANNER_RESPONSE => self.planner_response(view, idx, timestamp, out),
             step_kind => {
                 if step_kind == kind::CHECKPOINT {
@@ -468,7 +470,12 @@ impl Conversation {
                 if let Some(bookkeeping) = bookkeeping {
                     if self.all {
                         let content = bookkeeping.blocks(view.payload());
-                        self.system_message(step_kind, idx, timestamp, content, out);
+                        self.system_message(step_kind, idx, timestamp.clone(), content, None, out);
+                    }
+                    // A bookkeeping kind that executed a call (agy's
+                    // task_boundary tool) still answers it.
+                    if let Some(call) = call {
+                        return self.tool_step(view, call, idx, timestamp, out);
                     }
                     return None;
                 }
@@ -476,10 +483,13 @@ impl Conversation {
                 if self.all && !understood {
                     let text = Cow::Owned(view.not_understood_text());
                     let content = vec![Block::text(text)];
-                    self.system_message(step_kind, idx, timestamp.clone(), content, out);
+                    // The whole Step as hex, so agy-encode can write the
+                    // step back although nothing here reads it.
+                    let raw = Cow::Owned(hex::encode(view.step.bytes()));
+                    self.system_message(step_kind, idx, timestamp.clone(), content, Some(raw), out);
                 }
                 if let Some(call) = call {
-                    return self.tool_step(view, call, timestamp, out);
+                    return self.tool_step(view, call, idx, timestamp, out);
                 }
             }
         }
@@ -492,19 +502,33 @@ impl Conversation {
         idx: Option<i64>,
         timestamp: Option<String>,
         content: Vec<Block<'_>>,
+        raw: Option<Cow<'_, str>>,
         out: &mut Vec<u8>,
     ) {
         let message = Message {
             step_type: Some(step_type_name(step_kind)),
-            idx,
-            ..new_message(&self.id, Role::System, timestamp, content)
+            raw,
+            ..new_message(&self.id, Role::System, idx, timestamp, content)
         };
         write_json(out, &message);
     }
 
-    fn user_input(&mut self, view: &StepView<'_>, timestamp: Option<String>, out: &mut Vec<u8>) {
+    fn user_input(
+        &mut self,
+        view: &StepView<'_>,
+        idx: Option<i64>,
+        timestamp: Option<String>,
+        out: &mut Vec<u8>,
+    ) {
         use field::media;
         let input = view.payload();
+        if let Some(name) = input
+            .get_message(field::user_input::PLANNER_CONFIG)
+            .and_then(|c| c.get_message(field::user_input::PLANNER_CONFIG_MODEL))
+            .and_then(|m| m.get_nonempty_str(field::user_input::PLANNER_CONFIG_MODEL_NAME))
+        {
+            self.configured_model = Some(name.into_owned());
+        }
         let text = user_text(input);
         let mut content = Vec::new();
         if !text.is_empty() {
@@ -557,7 +581,7 @@ impl Conversation {
         }
         let message = Message {
             implicit: view.metadata.get_u64(field::metadata::SOURCE) == Some(source::USER_IMPLICIT),
-            ..new_message(&self.id, Role::User, timestamp, content)
+            ..new_message(&self.id, Role::User, idx, timestamp, content)
         };
         write_json(out, &message);
     }
@@ -574,7 +598,10 @@ impl Conversation {
         let thinking = planner
             .get_nonempty_str(field::planner::THINKING)
             .or_else(|| planner.get_nonempty_str(field::planner::RAW_THINKING));
-        let signature = planner.get_nonempty_str(field::planner::SIGNATURE);
+        let signature = planner
+            .get_bytes(field::planner::THINKING_SIGNATURE)
+            .map(|value| Cow::Owned(hex::encode(steps::signature::read(value))))
+            .or_else(|| planner.get_nonempty_str(field::planner::SIGNATURE));
         if thinking.is_some() || signature.is_some() {
             content.push(Block::Thinking {
                 thinking: thinking.unwrap_or_default(),
@@ -605,7 +632,7 @@ impl Conversation {
             let signature = call
                 .get_bytes(field::tool_call::THINKING_SIGNATURE)
                 .filter(|b| !b.is_empty())
-                .map(|b| Cow::Owned(hex::encode(b)));
+                .map(|b| Cow::Owned(hex::encode(steps::signature::read(b))));
             self.open_calls.insert(id.to_string());
             content.push(Block::ToolUse {
                 id,
@@ -630,13 +657,14 @@ impl Conversation {
             model: model.map(Cow::Owned),
             stop_reason,
             usage,
-            ..new_message(&self.id, Role::Assistant, timestamp, content)
+            ..new_message(&self.id, Role::Assistant, idx, timestamp, content)
         };
         write_json(out, &message);
     }
 
     /// The human model name where the store has one (`gen_metadata` by step,
-    /// the step's model info, then `gen_metadata` by model enum), else
+    /// the step's model info, `gen_metadata` by model enum, then the name
+    /// the latest user input's planner configuration holds), else
     /// `model-<n>` from the model enum.
     fn model_of(&self, view: &StepView<'_>, idx: Option<i64>) -> Option<String> {
         if let Some(name) = idx.and_then(|i| self.models_by_step.get(&i)) {
@@ -649,7 +677,7 @@ impl Conversation {
         {
             return Some(name.into_owned());
         }
-        metadata
+        let model_enum = metadata
             .get_u64(field::metadata::GENERATOR_MODEL)
             .filter(|&v| v != 0)
             .or_else(|| {
@@ -657,11 +685,14 @@ impl Conversation {
                     .get_message(field::metadata::MODEL_USAGE)
                     .and_then(|u| u.get_u64(field::usage::MODEL))
                     .filter(|&v| v != 0)
-            })
-            .map(|model_enum| match self.models_by_enum.get(&model_enum) {
-                Some(name) => name.clone(),
-                None => steps::model_enum_name(model_enum),
-            })
+            });
+        if let Some(name) = model_enum.and_then(|e| self.models_by_enum.get(&e)) {
+            return Some(name.clone());
+        }
+        if let Some(name) = &self.configured_model {
+            return Some(name.clone());
+        }
+        model_enum.map(steps::model_enum_name)
     }
 
     /// A step that executed a tool call gives that call's result once it has
@@ -670,6 +701,7 @@ impl Conversation {
         &mut self,
         view: &StepView<'_>,
         call: wire::Message<'_>,
+        idx: Option<i64>,
         timestamp: Option<String>,
         out: &mut Vec<u8>,
     ) -> Option<SpilledResult> {
@@ -678,7 +710,11 @@ impl Conversation {
         }
         let id = call.get_str(field::tool_call::ID).unwrap_or_default();
         let outcome = match view.payload {
-            Some((payload_field, payload)) => results::outcome(payload_field, payload),
+            Some((payload_field, payload)) => match system::by_kind(view.kind) {
+                // A bookkeeping kind's result is the text of its fields.
+                Some(bookkeeping) => Outcome::text(Cow::Owned(bookkeeping.joined_text(payload))),
+                None => results::outcome(payload_field, payload),
+            },
             None => Outcome::default(),
         };
         let details_text = view.error.and_then(results::error_text);
@@ -693,15 +729,9 @@ impl Conversation {
             Some(text) => ResultContent::Text(text),
             None => outcome.content,
         };
-        if !self.open_calls.remove(&*id) {
-            let text = message::orphan_result_text(&id, &content.to_text(), is_error);
-            let block = Block::text(Cow::Owned(text));
-            write_json(
-                out,
-                &new_message(&self.id, Role::User, timestamp, vec![block]),
-            );
-            return None;
-        }
+        // A result whose call no planner step declared (an orphan) is a
+        // tool_result all the same: the stream shows what the step holds.
+        self.open_calls.remove(&*id);
         let Some(path) = spill_path else {
             let block = Block::ToolResult {
                 tool_use_id: id,
@@ -710,7 +740,7 @@ impl Conversation {
             };
             write_json(
                 out,
-                &new_message(&self.id, Role::User, timestamp, vec![block]),
+                &new_message(&self.id, Role::User, idx, timestamp, vec![block]),
             );
             return None;
         };
@@ -725,7 +755,7 @@ impl Conversation {
         let start = out.len();
         write_json(
             out,
-            &new_message(&self.id, Role::User, timestamp, vec![block]),
+            &new_message(&self.id, Role::User, idx, timestamp, vec![block]),
         );
         // Every other "content" key is followed by `[`, and quotes inside
         // strings are escaped, so this finds the result's.
@@ -915,6 +945,7 @@ pub fn title_from_text(text: &str) -> String {
 fn new_message<'a>(
     conversation: &'a str,
     role: Role,
+    idx: Option<i64>,
     timestamp: Option<String>,
     content: Vec<Block<'a>>,
 ) -> Message<'a> {
@@ -923,7 +954,8 @@ fn new_message<'a>(
         kind: "message",
         role,
         step_type: None,
-        idx: None,
+        idx,
+        raw: None,
         implicit: false,
         timestamp,
         model: None,
@@ -1022,9 +1054,11 @@ fn parse_canonical_step_row(line: &[u8]) -> Option<(&str, StepColumns<'_>)> {
                 let end = rest.iter().position(|&b| b == b',' || b == b'}')?;
                 let digits = std::str::from_utf8(&rest[..end]).ok()?;
                 let unsigned = digits.strip_prefix('-').unwrap_or(digits);
+                // `-0` reads as a real, not an integer, on the ordinary path.
                 let plain = !unsigned.is_empty()
                     && unsigned.bytes().all(|b| b.is_ascii_digit())
-                    && (unsigned == "0" || !unsigned.starts_with('0'));
+                    && (unsigned == "0" || !unsigned.starts_with('0'))
+                    && digits != "-0";
                 if !plain {
                     return None;
                 }

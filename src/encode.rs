@@ -248,13 +248,16 @@ impl Conversation {
                 let implicit = record.implicit == Some(true);
                 self.user_message(content, timestamp, implicit, steps)
             }
-            Role::System => self.system_message(
-                record.step_type.as_deref(),
-                record.idx,
-                &content,
-                timestamp,
-                steps,
-            ),
+            Role::System => match record.raw.as_deref() {
+                Some(raw) => self.raw_step(raw, record.idx, steps),
+                None => self.system_message(
+                    record.step_type.as_deref(),
+                    record.idx,
+                    &content,
+                    timestamp,
+                    steps,
+                ),
+            },
             Role::Assistant => self.assistant_message(
                 content,
                 timestamp,
@@ -288,6 +291,29 @@ impl Conversation {
             fork_reference(fork)?;
         }
         Ok(())
+    }
+
+    /// A step of a kind nothing here reads, carried whole by a system
+    /// message's `raw` (agy-decode --all): written back as it was, its
+    /// columns taken from the Step's own fields.
+    fn raw_step(&mut self, raw: &str, idx: Option<i64>, steps: &mut StepWriter<'_>) -> Result<()> {
+        let bytes = hex::decode(raw)
+            .map_err(|e| Error::data(format!("system message: raw is not hex: {e}")))?;
+        let step = crate::wire::Message::new(&bytes);
+        let step_kind = step.get_u64(field::step::TYPE).unwrap_or(0);
+        let step_status = step.get_u64(field::step::STATUS).unwrap_or(0);
+        let metadata = step.get_bytes(field::step::METADATA).unwrap_or_default();
+        let error = step.get_bytes(field::step::ERROR);
+        let meta = crate::wire::Message::new(metadata);
+        let step_source = meta.get_u64(field::metadata::SOURCE).unwrap_or(0);
+        let timestamp = meta
+            .get_message(field::metadata::CREATED_AT)
+            .and_then(decode::read_timestamp);
+        if let Some(idx) = idx {
+            self.next_idx = self.next_idx.max(idx);
+        }
+        let line = TranscriptLine::new(step_source, step_kind, step_status, timestamp, None);
+        self.write_row(steps, step_kind, step_status, metadata, error, &bytes, line)
     }
 
     /// A bookkeeping step of the kind `step_type` names, its text blocks in
@@ -518,8 +544,20 @@ impl Conversation {
         if !thinking.is_empty() {
             planner.string(field::planner::THINKING, &thinking);
         }
-        if let Some(signature) = signature.as_deref().filter(|s| !s.is_empty()) {
-            planner.string(field::planner::SIGNATURE, signature);
+        // A hex signature is the bytes Gemini signed, written where agy
+        // 1.1.23 keeps them; any other text is TX's string form.
+        match signature.as_deref().filter(|s| !s.is_empty()) {
+            Some(text) => match hex::decode(text) {
+                Ok(bytes) => steps::signature::write(
+                    &mut planner,
+                    field::planner::THINKING_SIGNATURE,
+                    &bytes,
+                ),
+                Err(_) => {
+                    planner.string(field::planner::SIGNATURE, text);
+                }
+            },
+            None => {}
         }
         let message_id = Uuid::new_v5(&NAMESPACE, format!("{}/message/{idx}", self.id).as_bytes());
         planner.string(field::planner::MESSAGE_ID, &format!("bot-{message_id}"));
@@ -622,7 +660,7 @@ impl Conversation {
         if let Some(signature) = signature {
             let bytes = hex::decode(signature)
                 .map_err(|e| Error::data(format!("tool_use {id:?}: signature is not hex: {e}")))?;
-            call.bytes(field::tool_call::THINKING_SIGNATURE, &bytes);
+            steps::signature::write(&mut call, field::tool_call::THINKING_SIGNATURE, &bytes);
         }
         call.string(field::tool_call::ORIGINAL_NAME, &native_name);
         Ok(OpenCall {
@@ -647,12 +685,20 @@ impl Conversation {
                 let call = self.open_calls.remove(i);
                 self.tool_step(&call, Some((content, is_error)), timestamp, steps)
             }
+            // A result no call declared (an orphan, as agy-decode shows a
+            // tool step whose call no planner step holds): its own tool
+            // step, executing a call that has only the id.
             None => {
-                let input = UserInput {
-                    text: message::orphan_result_text(tool_use_id, &content.to_text(), is_error),
-                    ..UserInput::default()
+                let mut call = Writer::new();
+                call.string(field::tool_call::ID, tool_use_id);
+                let orphan = OpenCall {
+                    id: tool_use_id.to_string(),
+                    native_name: String::new(),
+                    native_args: None,
+                    call: call.into_bytes(),
+                    timestamp,
                 };
-                self.user_input(&input, false, timestamp, steps)
+                self.tool_step(&orphan, Some((content, is_error)), timestamp, steps)
             }
         }
     }
@@ -803,8 +849,6 @@ impl Conversation {
     }
 
     fn write_step(&mut self, steps: &mut StepWriter<'_>, step: Step<'_>) -> Result<()> {
-        let idx = self.next_idx;
-        self.next_idx += 1;
         let mut blob = std::mem::take(&mut self.step_blob);
         blob.clear();
         let mut bytes = Writer::from_vec(blob);
@@ -822,26 +866,50 @@ impl Conversation {
         if step.payload_field > field::step::ERROR {
             bytes.bytes(step.payload_field, &step.payload);
         }
+        let result = self.write_row(
+            steps,
+            step.kind,
+            step.status,
+            &step.metadata,
+            step.error.as_deref(),
+            bytes.as_bytes(),
+            step.line,
+        );
+        self.step_blob = bytes.into_bytes();
+        self.spare_payload = step.payload;
+        result
+    }
+
+    /// Writes a `steps` row at the next idx, and its transcript lines.
+    #[allow(clippy::too_many_arguments)]
+    fn write_row(
+        &mut self,
+        steps: &mut StepWriter<'_>,
+        step_kind: u64,
+        step_status: u64,
+        metadata: &[u8],
+        error: Option<&[u8]>,
+        step_bytes: &[u8],
+        line: TranscriptLine<'_>,
+    ) -> Result<()> {
+        let idx = self.next_idx;
+        self.next_idx += 1;
         let cells = [
             Cell::Integer(idx),
-            Cell::Integer(step.kind as i64),
-            Cell::Integer(step.status as i64),
+            Cell::Integer(step_kind as i64),
+            Cell::Integer(step_status as i64),
             Cell::Integer(0),
-            Cell::Blob(Cow::Borrowed(&step.metadata)),
-            step.error
-                .as_deref()
-                .map_or(Cell::Null, |e| Cell::Blob(Cow::Borrowed(e))),
+            Cell::Blob(Cow::Borrowed(metadata)),
+            error.map_or(Cell::Null, |e| Cell::Blob(Cow::Borrowed(e))),
             Cell::Null,
             Cell::Null,
             Cell::Null,
-            Cell::Blob(Cow::Borrowed(bytes.as_bytes())),
+            Cell::Blob(Cow::Borrowed(step_bytes)),
             Cell::Integer(0),
         ];
         record::write_row(steps.out.buf(), &self.id, "steps", steps.columns, cells);
         steps.out.end_record()?;
-        self.step_blob = bytes.into_bytes();
-        self.spare_payload = step.payload;
-        let mut line = step.line;
+        let mut line = line;
         line.step_index = idx;
         let full = &mut self.transcript_full.text;
         let start = full.len();
@@ -963,8 +1031,73 @@ enum Carrier<'a> {
     ListDirectory(&'a Listing<'a>),
     /// A deleted file (FILE_CHANGE, the only kind that says so).
     FileDeleted(String),
+    /// A kind of [`TEXT_KINDS`].
+    Text(&'static TextKind, Option<Cow<'a, str>>),
     Generic(Option<Cow<'a, str>>),
 }
+
+/// A tool whose typed kind holds its result text in one field (FORMAT.md
+/// 7), and the arguments the kind repeats.
+struct TextKind {
+    native: &'static str,
+    payload_field: u32,
+    /// Where the result text goes, from the payload.
+    text_path: &'static [u32],
+    /// (argument key, payload field) of string arguments.
+    args: &'static [(&'static str, u32)],
+}
+
+/// Without `--generic`, these tools' results come back as their own kind,
+/// which agy-decode reads the same text from.
+const TEXT_KINDS: &[TextKind] = &[
+    TextKind {
+        native: "grep_search",
+        payload_field: field::step::GREP_SEARCH,
+        text_path: &[field::grep_search::RAW_OUTPUT],
+        args: &[("Query", 1)],
+    },
+    TextKind {
+        native: "find_by_name",
+        payload_field: field::step::FIND,
+        text_path: &[field::find::RAW_OUTPUT],
+        args: &[("Pattern", field::find::PATTERN)],
+    },
+    TextKind {
+        native: "call_mcp_tool",
+        payload_field: field::step::MCP_TOOL,
+        text_path: &[field::mcp_tool::RESULT_STRING],
+        args: &[("ServerName", 1)],
+    },
+    TextKind {
+        native: "command_status",
+        payload_field: field::step::COMMAND_STATUS,
+        text_path: &[field::command_status::COMBINED],
+        args: &[("CommandId", 1)],
+    },
+    TextKind {
+        native: "read_url_content",
+        payload_field: field::step::READ_URL_CONTENT,
+        text_path: &[
+            field::read_url_content::WEB_DOCUMENT,
+            field::read_url_content::DOCUMENT_TEXT,
+        ],
+        args: &[("Url", 1)],
+    },
+    TextKind {
+        native: "search_web",
+        payload_field: field::step::SEARCH_WEB,
+        text_path: &[field::search_web::SUMMARY],
+        args: &[("Query", 1)],
+    },
+    // Its result is the text of its fields (agy-decode joins them); the
+    // whole text goes into the first.
+    TextKind {
+        native: "task_boundary",
+        payload_field: field::step::TASK_BOUNDARY,
+        text_path: &[field::task_boundary::TASK_NAME],
+        args: &[],
+    },
+];
 
 impl<'a> Carrier<'a> {
     /// The kind for a call by its native name, holding `text` if any.
@@ -972,6 +1105,13 @@ impl<'a> Carrier<'a> {
         match native_name {
             _ if generic => Carrier::Generic(text),
             "run_command" => Carrier::RunCommand(text),
+            _ if TEXT_KINDS.iter().any(|k| k.native == native_name) => Carrier::Text(
+                TEXT_KINDS
+                    .iter()
+                    .find(|k| k.native == native_name)
+                    .expect("found above"),
+                text,
+            ),
             "view_file" => Carrier::ViewFile(text),
             "write_to_file" | "replace_file_content" if text.is_none() => Carrier::CodeAction {
                 file: None,
@@ -1159,6 +1299,29 @@ impl<'a> Carrier<'a> {
                     field::step::FILE_CHANGE,
                     payload.into_bytes(),
                 )
+            }
+            Carrier::Text(text_kind, text) => {
+                for &(key, number) in text_kind.args {
+                    if let Some(value) = arg_str(key) {
+                        payload.string(number, value);
+                    }
+                }
+                if let Some(text) = text {
+                    match text_kind.text_path {
+                        [number] => {
+                            payload.string(*number, &text);
+                        }
+                        [outer, inner] => {
+                            payload.message(*outer, |m| {
+                                m.string(*inner, &text);
+                            });
+                        }
+                        _ => unreachable!("text paths are one or two fields deep"),
+                    }
+                }
+                let step_kind = steps::kind_of_payload_field(text_kind.payload_field)
+                    .expect("a text kind's payload field has a kind");
+                (step_kind, text_kind.payload_field, payload.into_bytes())
             }
             Carrier::Generic(text) => {
                 use field::generic::*;

@@ -597,7 +597,9 @@ pub struct Message<'a> {
     /// its number when the CLI's enum has no name for it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub step_type: Option<Cow<'a, str>>,
-    /// System messages: the step's `idx`.
+    /// The `idx` of the step the message comes from: what `agy-encode
+    /// --onto` matches an edited stream to its source by. Absent on
+    /// messages written by hand (they are new).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idx: Option<i64>,
     /// User messages the system wrote (source USER_IMPLICIT).
@@ -611,6 +613,10 @@ pub struct Message<'a> {
     pub stop_reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// System messages of a kind nothing here reads (`--all`): the whole
+    /// Step as hex, so agy-encode can write it back as it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw: Option<Cow<'a, str>>,
     pub content: Vec<Block<'a>>,
 }
 
@@ -652,6 +658,10 @@ impl Message<'_> {
         if let Some(usage) = &self.usage {
             out.extend_from_slice(b",\"usage\":");
             write_serde(out, usage);
+        }
+        if let Some(raw) = &self.raw {
+            out.extend_from_slice(b",\"raw\":");
+            json::write_str(out, raw);
         }
         out.extend_from_slice(b",\"content\":[");
         for (i, block) in self.content.iter().enumerate() {
@@ -797,16 +807,9 @@ pub struct InputRecord<'a> {
     pub step_type: Option<String>,
     pub idx: Option<i64>,
     pub implicit: Option<bool>,
+    pub raw: Option<String>,
     pub parent_conversation_id: Option<String>,
     pub forked_from: Option<ForkedFrom>,
-}
-
-/// How a tool result with no earlier call is shown: as user text, by both
-/// decode (for a step whose call no planner step declared) and encode (for a
-/// `tool_result` that follows no `tool_use`), so the two agree.
-pub fn orphan_result_text(tool_use_id: &str, content: &str, is_error: bool) -> String {
-    let error = if is_error { " (error)" } else { "" };
-    format!("Tool result for {tool_use_id}{error}: {content}")
 }
 
 /// A `file://` URI as a path: the scheme is dropped and `%XX` escapes are
@@ -1028,6 +1031,7 @@ mod tests {
                 cache_creation_input_tokens: Some(3),
                 cache_read_input_tokens: None,
             }),
+            raw: Some("0801".into()),
             content: blocks,
         };
         let bare = Message {
@@ -1041,6 +1045,7 @@ mod tests {
             model: None,
             stop_reason: None,
             usage: None,
+            raw: None,
             content: Vec::new(),
         };
         for message in [full, bare] {

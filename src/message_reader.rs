@@ -335,7 +335,7 @@ impl<'a> Scanner<'a> {
     fn record(&mut self) -> Option<InputRecord<'a>> {
         let mut r = InputRecord::default();
         // Which keys came, null or not: serde refuses any key twice.
-        let mut seen = [false; 17];
+        let mut seen = [false; 18];
         self.object(|s, key| match key {
             "conversation" => set(&mut seen[0], &mut r.conversation, s.owned_string()),
             "kind" => set(&mut seen[1], &mut r.kind, s.owned_string()),
@@ -358,6 +358,7 @@ impl<'a> Scanner<'a> {
                 s.owned_string(),
             ),
             "forked_from" => set(&mut seen[16], &mut r.forked_from, s.by_serde()),
+            "raw" => set(&mut seen[17], &mut r.raw, s.owned_string()),
             _ => s.skip_value(),
         })?;
         Some(r)

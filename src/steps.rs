@@ -315,6 +315,12 @@ pub mod field {
         pub const ITEM_TEXT: u32 = 1;
         pub const IMAGES: u32 = 5;
         pub const MEDIA: u32 = 9;
+        /// The planner configuration the turn ran with (FORMAT.md 13 row
+        /// 5, grade B): `12.1.28` is the model's name, the only real model
+        /// name seen inside a step.
+        pub const PLANNER_CONFIG: u32 = 12;
+        pub const PLANNER_CONFIG_MODEL: u32 = 1;
+        pub const PLANNER_CONFIG_MODEL_NAME: u32 = 28;
     }
 
     /// Media (grade B for 1, 2, 5).
@@ -334,7 +340,12 @@ pub mod field {
     pub mod planner {
         pub const RESPONSE: u32 = 1;
         pub const THINKING: u32 = 3;
+        /// TX's string form of the thinking signature; agy 1.1.23 writes
+        /// [`THINKING_SIGNATURE`] instead.
         pub const SIGNATURE: u32 = 4;
+        /// The thinking signature as agy 1.1.23 writes it (FORMAT.md 13 row
+        /// 1, grade A): the message `14 { 2 { 1: bytes } }`.
+        pub const THINKING_SIGNATURE: u32 = 14;
         pub const MESSAGE_ID: u32 = 6;
         pub const TOOL_CALLS: u32 = 7;
         pub const MODIFIED_RESPONSE: u32 = 8;
@@ -734,6 +745,52 @@ pub fn model_enum_name(value: u64) -> String {
 /// that form.
 pub fn model_enum_value(name: &str) -> Option<u64> {
     canonical_number(name.strip_prefix("model-")?)
+}
+
+/// Thinking signatures: agy 1.1.23 keeps the bytes Gemini signed in the
+/// message `{ 2 { 1: bytes } }`, both at PlannerResponse 14 and at
+/// ChatToolCall 7 (FORMAT.md 13 rows 1-2, grade A). The message stream
+/// carries the bytes as hex; these two functions are the whole mapping.
+pub mod signature {
+    use crate::wire::{self, Writer};
+
+    const OUTER: u32 = 2;
+    const INNER: u32 = 1;
+
+    /// The signed bytes of a signature field's value. A value of another
+    /// shape (an older writer's raw bytes) is taken whole.
+    pub fn read(value: &[u8]) -> &[u8] {
+        let message = wire::Message::new(value);
+        let mut fields = message.fields();
+        let only_outer = matches!(
+            (fields.next(), fields.next(), fields.is_damaged()),
+            (Some(f), None, false) if f.number == OUTER
+        );
+        if only_outer {
+            if let Some(inner) = message.get_message(OUTER) {
+                let mut inner_fields = inner.fields();
+                if let (Some(f), None, false) = (
+                    inner_fields.next(),
+                    inner_fields.next(),
+                    inner_fields.is_damaged(),
+                ) {
+                    if let (INNER, wire::Value::Bytes(bytes)) = (f.number, f.value) {
+                        return bytes;
+                    }
+                }
+            }
+        }
+        value
+    }
+
+    /// Writes `bytes` as the signature field `number` in agy's shape.
+    pub fn write(w: &mut Writer, number: u32, bytes: &[u8]) {
+        w.message(number, |outer| {
+            outer.message(OUTER, |inner| {
+                inner.bytes(INNER, bytes);
+            });
+        });
+    }
 }
 
 /// Parses decimal digits written the way `format!("{n}")` writes them (no

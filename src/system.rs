@@ -188,6 +188,21 @@ impl SystemKind {
         Ok(payload.into_bytes())
     }
 
+    /// The text a step of this kind answers a tool call with: its blocks'
+    /// texts, one per line. agy-encode writes such a result back into the
+    /// kind's first field, whose text this then is.
+    pub fn joined_text(&self, payload: wire::Message<'_>) -> String {
+        let blocks = self.blocks(payload);
+        let texts: Vec<&str> = blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text { text, .. } => Some(&**text),
+                _ => None,
+            })
+            .collect();
+        texts.join("\n")
+    }
+
     /// The field a text block without a name goes to: the kind's first.
     pub fn default_field(&self) -> &'static str {
         self.fields[0].name

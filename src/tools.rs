@@ -202,12 +202,20 @@ fn apply(rules: &[ArgRule], args: &ArgList, direction: Direction) -> Option<ArgL
                 };
                 let (a, b) = (int_at(first)?, int_at(second)?);
                 let second_value = match (a, b, direction) {
+                    // A backwards range (StartLine > EndLine) would need a
+                    // limit below one, which no reader of `limit` takes:
+                    // such a call stays native, as does a limit below one.
                     (Some(s), Some(e), Direction::ToCommon) => {
-                        Some(e.checked_sub(s)?.checked_add(1)?)
+                        let limit = e.checked_sub(s)?.checked_add(1)?;
+                        if limit < 1 {
+                            return None;
+                        }
+                        Some(limit)
                     }
-                    (Some(o), Some(l), Direction::ToNative) => {
+                    (Some(o), Some(l), Direction::ToNative) if l >= 1 => {
                         Some(o.checked_add(l)?.checked_sub(1)?)
                     }
+                    (_, Some(l), Direction::ToNative) if l < 1 => return None,
                     (_, b, _) => b,
                 };
                 if let Some(i) = first {
@@ -338,9 +346,11 @@ mod tests {
         assert_eq!(common, args(json!({"file_path": "/a", "limit": 7})));
         let (_, common) = round_trip("view_file", args(json!({"StartLine": 3})));
         assert_eq!(common, args(json!({"offset": 3})));
-        // A backwards range still inverts.
-        let (_, common) = round_trip("view_file", args(json!({"StartLine": 9, "EndLine": 2})));
-        assert_eq!(common, args(json!({"offset": 9, "limit": -6})));
+        // A backwards range has no limit of one line or more: it stays
+        // native, with no negative `limit`.
+        let (name, common) = round_trip("view_file", args(json!({"StartLine": 9, "EndLine": 2})));
+        assert_eq!(name, "view_file");
+        assert_eq!(common, args(json!({"StartLine": 9, "EndLine": 2})));
     }
 
     #[test]
