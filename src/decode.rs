@@ -110,11 +110,13 @@ struct Hole {
 }
 
 /// A result message just written whose text lives in a brain file.
-struct SpilledResult {
-    /// Offset in the message's bytes where the text goes.
-    at: usize,
-    path: String,
-    fallback: String,
+pub struct SpilledResult {
+    /// Offset in the step's message bytes where the text goes.
+    pub at: usize,
+    /// The brain-relative path of the file.
+    pub path: String,
+    /// The step's own (truncated) text, for when the file never comes.
+    pub fallback: String,
 }
 
 impl Decoder {
@@ -195,25 +197,8 @@ impl Decoder {
         if let Some(waiting) = conv.waiting.take() {
             waiting.write(out)?;
         }
-        let meta = Meta {
-            conversation: &conv.id,
-            kind: "meta",
-            id: Cow::Borrowed(conv.cascade_id.as_deref().unwrap_or(&conv.id)),
-            timestamp: conv
-                .created_at
-                .or(conv.first_step_time)
-                .and_then(|t| t.format()),
-            cwd: conv.cwd.clone(),
-            git_branch: conv.git_branch.clone(),
-            title: conv
-                .checkpoint_title
-                .clone()
-                .or_else(|| conv.first_user_text.as_deref().map(title_from_text)),
-            model: conv.latest_model.clone(),
-            parent_conversation_id: conv.parent_conversation_id.clone(),
-            forked_from: conv.forked_from(),
-        };
-        serde_json::to_writer(&mut *out.buf(), &meta).expect("serializing to a Vec cannot fail");
+        serde_json::to_writer(&mut *out.buf(), &conv.meta())
+            .expect("serializing to a Vec cannot fail");
         out.buf().push(b'\n');
         out.end_record()?;
         self.finished.insert(conv.id);
@@ -275,6 +260,89 @@ impl Decoder {
         has_payload: bool,
         out: &mut Output,
     ) -> Result<()> {
+        let buf = out.buf();
+        let start = buf.len();
+        let spilled = self.step_messages(columns, has_payload, buf)?;
+        let conv = self.current.as_mut().expect("a conversation is open");
+        if spilled.is_none() && conv.waiting.is_none() {
+            return Ok(());
+        }
+        // From the first spilled result on, this conversation's messages
+        // wait for the files.
+        let waiting = conv.waiting.get_or_insert_with(Waiting::default);
+        let base = waiting.output.len();
+        waiting.output.append(&buf[start..])?;
+        buf.truncate(start);
+        if let Some(spilled) = spilled {
+            let fallback_start = waiting.texts.len();
+            waiting.texts.append_json_str_body(&spilled.fallback)?;
+            waiting.holes.push(Hole {
+                at: base + spilled.at as u64,
+                fallback: fallback_start..waiting.texts.len(),
+                path: spilled.path.clone(),
+            });
+            waiting.files.insert(spilled.path, Vec::new());
+        }
+        Ok(())
+    }
+
+    /// For `agy-encode --onto`, which reads the original conversation to
+    /// tell what an edited stream changed: consumes one record of the
+    /// original row stream, writing nothing but, for a `steps` row, the
+    /// message lines it gives into `lines` (with `--all`, system messages
+    /// included). A spilled result's text is left empty there; the
+    /// returned [`SpilledResult`] says where it goes.
+    pub fn original_record(
+        &mut self,
+        record: &Record<'_>,
+        lines: &mut Vec<u8>,
+    ) -> Result<Option<SpilledResult>> {
+        let mut sink = Output::to(Box::new(std::io::sink()));
+        self.enter(record.conversation(), &mut sink)?;
+        match record {
+            Record::Row { table, row, .. } if table == "steps" => {
+                let hex = |column: &str| match row.get(column) {
+                    Some(JsonCell::Plain(h)) | Some(JsonCell::Blob(h)) => Some(h.as_bytes()),
+                    _ => None,
+                };
+                let columns = StepColumns {
+                    idx: row.get("idx").and_then(JsonCell::as_i64),
+                    step_type: row.get("step_type").and_then(JsonCell::as_i64),
+                    status: row.get("status").and_then(JsonCell::as_i64),
+                    metadata: hex("metadata"),
+                    error_details: hex("error_details"),
+                    step_payload: hex("step_payload"),
+                };
+                let has_payload = match columns.step_payload {
+                    Some(h) => hex_into(h, "step_payload", &mut self.payload)?,
+                    None => false,
+                };
+                self.step_messages(&columns, has_payload, lines)
+            }
+            Record::File { .. } => Ok(None),
+            other => self.record(other, &mut sink).map(|()| None),
+        }
+    }
+
+    /// The `meta` record (without its newline) the open conversation
+    /// would end with now.
+    pub fn meta_line(&self) -> Vec<u8> {
+        let mut line = Vec::new();
+        if let Some(conv) = &self.current {
+            serde_json::to_writer(&mut line, &conv.meta())
+                .expect("serializing to a Vec cannot fail");
+        }
+        line
+    }
+
+    /// Writes the messages of the step whose payload is in `self.payload`
+    /// (when `has_payload`) to `buf`.
+    fn step_messages(
+        &mut self,
+        columns: &StepColumns<'_>,
+        has_payload: bool,
+        buf: &mut Vec<u8>,
+    ) -> Result<Option<SpilledResult>> {
         if !has_payload {
             self.payload.clear();
         }
@@ -306,29 +374,7 @@ impl Decoder {
         );
         let idx = columns.idx;
         let conv = self.current.as_mut().expect("a conversation is open");
-        let buf = out.buf();
-        let start = buf.len();
-        let spilled = conv.step(&view, idx, buf);
-        if spilled.is_none() && conv.waiting.is_none() {
-            return Ok(());
-        }
-        // From the first spilled result on, this conversation's messages
-        // wait for the files.
-        let waiting = conv.waiting.get_or_insert_with(Waiting::default);
-        let base = waiting.output.len();
-        waiting.output.append(&buf[start..])?;
-        buf.truncate(start);
-        if let Some(spilled) = spilled {
-            let fallback_start = waiting.texts.len();
-            waiting.texts.append_json_str_body(&spilled.fallback)?;
-            waiting.holes.push(Hole {
-                at: base + spilled.at as u64,
-                fallback: fallback_start..waiting.texts.len(),
-                path: spilled.path.clone(),
-            });
-            waiting.files.insert(spilled.path, Vec::new());
-        }
-        Ok(())
+        Ok(conv.step(&view, idx, buf))
     }
 }
 
@@ -438,6 +484,27 @@ fn step_type_name(step_kind: u64) -> Cow<'static, str> {
 }
 
 impl Conversation {
+    fn meta(&self) -> Meta<'_> {
+        Meta {
+            conversation: &self.id,
+            kind: "meta",
+            id: Cow::Borrowed(self.cascade_id.as_deref().unwrap_or(&self.id)),
+            timestamp: self
+                .created_at
+                .or(self.first_step_time)
+                .and_then(|t| t.format()),
+            cwd: self.cwd.clone(),
+            git_branch: self.git_branch.clone(),
+            title: self
+                .checkpoint_title
+                .clone()
+                .or_else(|| self.first_user_text.as_deref().map(title_from_text)),
+            model: self.latest_model.clone(),
+            parent_conversation_id: self.parent_conversation_id.clone(),
+            forked_from: self.forked_from(),
+        }
+    }
+
     /// Writes the messages of one step; tells where a result's text must be
     /// put once its spill file comes.
     fn step(

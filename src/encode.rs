@@ -135,6 +135,72 @@ impl Encoder {
     }
 }
 
+/// Writes the steps of new messages into a conversation that
+/// `agy-encode --onto` otherwise copies from its original: the same
+/// step-making as a whole conversation, at the idx the merge gives, without
+/// the rows and brain transcripts only a whole conversation has.
+pub struct Synth {
+    conversation: Conversation,
+    steps_columns: Vec<Column>,
+    generic: bool,
+}
+
+impl Synth {
+    pub fn new(id: &str, generic: bool) -> Synth {
+        let mut conversation = Conversation::bare(id.to_string());
+        conversation.onto = true;
+        Synth {
+            conversation,
+            steps_columns: store::agy_columns("steps"),
+            generic,
+        }
+    }
+
+    /// Writes the steps of one message record from `at` on; returns the
+    /// idx after the last step written.
+    pub fn message(&mut self, record: InputRecord, at: i64, out: &mut Output) -> Result<i64> {
+        self.conversation.next_idx = at;
+        let mut steps = StepWriter {
+            out,
+            columns: &self.steps_columns,
+            generic: self.generic,
+        };
+        self.conversation.message(record, &mut steps)?;
+        Ok(self.conversation.next_idx)
+    }
+
+    /// Writes the calls of new messages that no result answered, PENDING,
+    /// from `at` on; returns the idx after the last.
+    pub fn pending(&mut self, at: i64, out: &mut Output) -> Result<i64> {
+        self.conversation.next_idx = at;
+        let mut steps = StepWriter {
+            out,
+            columns: &self.steps_columns,
+            generic: self.generic,
+        };
+        for call in std::mem::take(&mut self.conversation.open_calls) {
+            self.conversation
+                .tool_step(&call, None, call.timestamp, &mut steps)?;
+        }
+        Ok(self.conversation.next_idx)
+    }
+
+    /// The ChatToolCall a tool_use block stands for, as a new message's
+    /// would be written: what an edited call becomes.
+    pub fn call_bytes(
+        &self,
+        id: &str,
+        name: &str,
+        input: ToolInput,
+        signature: Option<&str>,
+    ) -> Result<Vec<u8>> {
+        Ok(self
+            .conversation
+            .open_call(id, name, input, signature, None)?
+            .call)
+    }
+}
+
 /// Writes step rows; shared by everything that makes a step.
 struct StepWriter<'o> {
     out: &'o mut Output,
@@ -166,6 +232,8 @@ struct MetaFields {
 struct Conversation {
     id: String,
     next_idx: i64,
+    /// Steps for `agy-encode --onto` ([`Synth`]): no brain transcripts.
+    onto: bool,
     open_calls: Vec<OpenCall>,
     meta: MetaFields,
     /// The title agy-decode would derive from the steps written so far
@@ -215,9 +283,15 @@ impl Conversation {
                 Cell::Integer(steps::TRAJECTORY_SOURCE_CLI),
             ],
         );
+        Conversation::bare(id)
+    }
+
+    /// A conversation whose first rows are already written.
+    fn bare(id: String) -> Conversation {
         Conversation {
             id,
             next_idx: 0,
+            onto: false,
             open_calls: Vec::new(),
             meta: MetaFields::default(),
             checkpoint_title: None,
@@ -909,6 +983,9 @@ impl Conversation {
         ];
         record::write_row(steps.out.buf(), &self.id, "steps", steps.columns, cells);
         steps.out.end_record()?;
+        if self.onto {
+            return Ok(());
+        }
         let mut line = line;
         line.step_index = idx;
         let full = &mut self.transcript_full.text;

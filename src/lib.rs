@@ -16,6 +16,7 @@ pub mod io;
 pub mod json;
 pub mod message;
 pub mod message_reader;
+pub mod onto;
 pub mod pack;
 pub mod record;
 pub mod results;

@@ -7,7 +7,7 @@
 //! the last step.
 
 use std::fs::File;
-use std::io::{Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -114,6 +114,28 @@ impl Spool {
             let from = (start - self.on_disk) as usize;
             let to = (end - self.on_disk) as usize;
             out.buf().extend_from_slice(&self.buf[from..to]);
+        }
+        Ok(())
+    }
+}
+
+impl Spool {
+    /// Appends the bytes at `range` (offsets of [`Spool::len`]) to `into`.
+    pub fn read_range(&mut self, range: Range<u64>, into: &mut Vec<u8>) -> Result<()> {
+        let Range { mut start, end } = range;
+        if start < self.on_disk {
+            let file = self.file.as_mut().expect("bytes on disk have a file");
+            file.seek(SeekFrom::Start(start)).map_err(io_error)?;
+            let disk_end = end.min(self.on_disk);
+            let at = into.len();
+            into.resize(at + (disk_end - start) as usize, 0);
+            file.read_exact(&mut into[at..]).map_err(io_error)?;
+            start = disk_end;
+        }
+        if start < end {
+            let from = (start - self.on_disk) as usize;
+            let to = (end - self.on_disk) as usize;
+            into.extend_from_slice(&self.buf[from..to]);
         }
         Ok(())
     }

@@ -276,6 +276,10 @@ pub mod field {
         pub const TOOL_CALL: u32 = 4;
         pub const MODEL_USAGE: u32 = 9;
         pub const GENERATOR_MODEL: u32 = 11;
+        /// source_trajectory_step_info {1 trajectory_id, 2 step_index, 4
+        /// cascade_id} (FORMAT.md 5, grade A): a step names its own idx.
+        pub const SOURCE_STEP_INFO: u32 = 20;
+        pub const SOURCE_STEP_INDEX: u32 = 2;
         pub const STEP_GENERATION_VERSION: u32 = 21;
         pub const MODEL_INFO: u32 = 24;
         /// ModelInfo.model_name.

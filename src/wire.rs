@@ -124,6 +124,38 @@ impl<'a> Iterator for Fields<'a> {
     }
 }
 
+/// A message's fields with the bytes that encode each (tag included), and
+/// the bytes after the last readable field (empty unless damaged): what a
+/// writer needs to change one field and keep every other byte as it was.
+pub fn field_spans(buf: &[u8]) -> (Vec<(Field<'_>, &[u8])>, &[u8]) {
+    let mut fields = Fields::new(buf);
+    let mut spans = Vec::new();
+    loop {
+        let before = fields.rest;
+        match fields.next() {
+            Some(field) => {
+                let used = before.len() - fields.rest.len();
+                spans.push((field, &before[..used]));
+            }
+            None => {
+                let tail = if fields.damaged { before } else { &[][..] };
+                return (spans, tail);
+            }
+        }
+    }
+}
+
+/// Whether `buf` reads whole as a message of at least one field: how a
+/// length-delimited value is told to be a nested message rather than text.
+pub fn is_whole_message(buf: &[u8]) -> bool {
+    let mut fields = Fields::new(buf);
+    let mut any = false;
+    for _ in fields.by_ref() {
+        any = true;
+    }
+    any && !fields.is_damaged()
+}
+
 /// `bytes` as text, invalid UTF-8 replaced by U+FFFD.
 ///
 /// `String::from_utf8_lossy` walks the bytes chunk by chunk even when they

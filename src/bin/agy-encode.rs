@@ -7,6 +7,7 @@ use agy_tools::cli;
 use agy_tools::encode::{self, Encoder, Options};
 use agy_tools::error::{Error, Result};
 use agy_tools::io::{self, Lines, Output};
+use agy_tools::onto::{self, Merger};
 
 const NAME: &str = "agy-encode";
 
@@ -24,6 +25,13 @@ With no FILE, or when FILE is -, reads standard input.
 Options:
       --id ID     conversation id of records that carry no \"conversation\"
       --generic   write every tool step as GENERIC, as agy 1.1 and later do
+      --onto ROWS write the messages back onto the row stream they were
+                  decoded from (agy-dump's output, a file or a pipe):
+                  unchanged messages keep their steps byte for byte, edited
+                  ones change only what they show, deleted ones lose their
+                  steps, and every other row and brain file is carried over
+  -a, --all       (with --onto) the messages were decoded with --all, so a
+                  bookkeeping step no message names was deleted
   -h, --help      print this help
   -V, --version   print the version
 
@@ -39,6 +47,8 @@ fn run() -> Result<()> {
     use lexopt::prelude::*;
     let mut options = Options::default();
     let mut paths: Vec<OsString> = Vec::new();
+    let mut onto_path: Option<OsString> = None;
+    let mut all = false;
     let mut parser = lexopt::Parser::from_env();
     while let Some(arg) = parser.next()? {
         match arg {
@@ -50,14 +60,36 @@ fn run() -> Result<()> {
                 options.id = Some(id);
             }
             Long("generic") => options.generic = true,
+            Long("onto") => onto_path = Some(parser.value()?),
+            Short('a') | Long("all") => all = true,
             Short('h') | Long("help") => return cli::print(USAGE),
             Short('V') | Long("version") => return cli::print(&cli::version(NAME)),
             Value(path) => paths.push(path),
             _ => return Err(arg.unexpected().into()),
         }
     }
-    let mut encoder = Encoder::new(options);
+    if all && onto_path.is_none() {
+        return Err(Error::usage("--all is for --onto"));
+    }
     let mut out = Output::stdout();
+    if let Some(onto_path) = onto_path {
+        let merge = onto::Options {
+            all,
+            generic: options.generic,
+        };
+        let mut merger = Merger::open(&onto_path, merge)?;
+        for path in io::input_paths(paths) {
+            let mut lines = Lines::open(&path)?;
+            while let Some(line) = lines.next_line()? {
+                if let Err(err) = merger.line(line, &mut out) {
+                    return Err(err.context(lines.place()));
+                }
+            }
+        }
+        merger.finish(&mut out)?;
+        return out.flush();
+    }
+    let mut encoder = Encoder::new(options);
     for path in io::input_paths(paths) {
         let mut lines = Lines::open(&path)?;
         while let Some(line) = lines.next_line()? {

@@ -1,0 +1,287 @@
+//! Byte-level edits of one step for `agy-encode --onto`: every byte the
+//! edit does not concern stays as it was.
+//!
+//! Nothing here knows a schema beyond the field numbers it changes. A text
+//! edit is applied where the step holds the old text (agy keeps the same
+//! text in several fields: the reply and its modified copy, a command's
+//! output in the wrapped step and in the carrier's result text), so a
+//! redaction reaches every copy, shown or not.
+
+use crate::steps::field;
+use crate::wire::{self, Value, Writer};
+
+/// How deep nested messages are searched for text.
+const MAX_DEPTH: u8 = 24;
+
+/// `message` with every occurrence of `old` in its strings, at any depth,
+/// replaced by `new`; a string that was exactly `old` is dropped when `new`
+/// is empty. `None` when nothing held `old`.
+///
+/// A length-delimited value that reads whole as a message is edited as a
+/// message (so the lengths around the text stay right), and as text only
+/// when the text is still there after that.
+pub fn replace_text(message: &[u8], old: &str, new: &str) -> Option<Vec<u8>> {
+    replace_at(message, old.as_bytes(), new.as_bytes(), 0, None)
+}
+
+/// [`replace_text`] in the top-level fields `numbers` only.
+pub fn replace_text_in(message: &[u8], numbers: &[u32], old: &str, new: &str) -> Option<Vec<u8>> {
+    replace_at(message, old.as_bytes(), new.as_bytes(), 0, Some(numbers))
+}
+
+fn replace_at(
+    message: &[u8],
+    old: &[u8],
+    new: &[u8],
+    depth: u8,
+    only: Option<&[u32]>,
+) -> Option<Vec<u8>> {
+    if old.is_empty() || memchr::memmem::find(message, old).is_none() {
+        return None;
+    }
+    let (spans, tail) = wire::field_spans(message);
+    let mut out = Writer::with_capacity(message.len());
+    let mut changed = false;
+    for (f, raw) in spans {
+        let Value::Bytes(bytes) = f.value else {
+            out.raw(raw);
+            continue;
+        };
+        let wanted = only.is_none_or(|numbers| numbers.contains(&f.number));
+        if !wanted || memchr::memmem::find(bytes, old).is_none() {
+            out.raw(raw);
+            continue;
+        }
+        let mut value = bytes.to_vec();
+        if depth < MAX_DEPTH && wire::is_whole_message(bytes) {
+            if let Some(inner) = replace_at(bytes, old, new, depth + 1, None) {
+                value = inner;
+            }
+        }
+        if memchr::memmem::find(&value, old).is_some() && std::str::from_utf8(&value).is_ok() {
+            value = replace_bytes(&value, old, new);
+        }
+        changed = true;
+        if value.is_empty() && bytes == old {
+            continue;
+        }
+        out.bytes(f.number, &value);
+    }
+    out.raw(tail);
+    changed.then(|| out.into_bytes())
+}
+
+fn replace_bytes(text: &[u8], old: &[u8], new: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut at = 0;
+    for found in memchr::memmem::find_iter(text, old) {
+        if found < at {
+            continue;
+        }
+        out.extend_from_slice(&text[at..found]);
+        out.extend_from_slice(new);
+        at = found + old.len();
+    }
+    out.extend_from_slice(&text[at..]);
+    out
+}
+
+/// `message` with its top-level fields `number` replaced by `values` (in
+/// place of the first of them, or at the end when there was none).
+pub fn set_field(message: &[u8], number: u32, values: &[Vec<u8>]) -> Vec<u8> {
+    let (spans, tail) = wire::field_spans(message);
+    let mut out = Writer::with_capacity(message.len());
+    let mut placed = false;
+    for (f, raw) in spans {
+        if f.number != number {
+            out.raw(raw);
+            continue;
+        }
+        if !placed {
+            for value in values {
+                out.bytes(number, value);
+            }
+            placed = true;
+        }
+    }
+    if !placed {
+        for value in values {
+            out.bytes(number, value);
+        }
+    }
+    out.raw(tail);
+    out.into_bytes()
+}
+
+/// `message` with the varint field `number` set to `value` where it is
+/// (added at the end when absent).
+pub fn set_varint(message: &[u8], number: u32, value: u64) -> Vec<u8> {
+    let (spans, tail) = wire::field_spans(message);
+    let mut out = Writer::with_capacity(message.len() + 4);
+    let mut placed = false;
+    for (f, raw) in spans {
+        match f.value {
+            Value::Varint(_) if f.number == number => {
+                if !placed {
+                    out.varint(number, value);
+                    placed = true;
+                }
+            }
+            _ => {
+                out.raw(raw);
+            }
+        }
+    }
+    if !placed {
+        out.varint(number, value);
+    }
+    out.raw(tail);
+    out.into_bytes()
+}
+
+/// `message` with the length-delimited field `number` rewritten by `edit`
+/// (every occurrence; `None` from `edit` keeps that one as it was).
+pub fn edit_field(
+    message: &[u8],
+    number: u32,
+    mut edit: impl FnMut(&[u8]) -> Option<Vec<u8>>,
+) -> Option<Vec<u8>> {
+    let (spans, tail) = wire::field_spans(message);
+    let mut out = Writer::with_capacity(message.len());
+    let mut changed = false;
+    for (f, raw) in spans {
+        match f.value {
+            Value::Bytes(bytes) if f.number == number => match edit(bytes) {
+                Some(new) => {
+                    out.bytes(number, &new);
+                    changed = true;
+                }
+                None => {
+                    out.raw(raw);
+                }
+            },
+            _ => {
+                out.raw(raw);
+            }
+        }
+    }
+    out.raw(tail);
+    changed.then(|| out.into_bytes())
+}
+
+/// The Step renumbered from `old` to `new`: its metadata's
+/// source_trajectory_step_info.step_index (5.20.2, when it says `old`),
+/// and in a GENERIC carrier the spill URI's `steps/<old>/` and the wrapped
+/// Step. `None` when nothing in it named `old`.
+pub fn renumber_step(step: &[u8], old: i64, new: i64) -> Option<Vec<u8>> {
+    let mut bytes = step.to_vec();
+    let mut changed = false;
+    if let Some(b) = edit_field(&bytes, field::step::METADATA, |m| {
+        renumber_metadata(m, old, new)
+    }) {
+        bytes = b;
+        changed = true;
+    }
+    if let Some(b) = edit_field(&bytes, field::step::GENERIC, |generic| {
+        edit_field(generic, field::generic::RESULT, |result| {
+            let mut result = result.to_vec();
+            let mut changed = false;
+            let from = format!("/steps/{old}/");
+            let to = format!("/steps/{new}/");
+            if let Some(r) = edit_field(&result, field::generic::RESULT_FULL_OUTPUT_URI, |uri| {
+                memchr::memmem::find(uri, from.as_bytes())
+                    .map(|_| replace_bytes(uri, from.as_bytes(), to.as_bytes()))
+            }) {
+                result = r;
+                changed = true;
+            }
+            if let Some(r) = edit_field(&result, field::generic::RESULT_NESTED, |nested| {
+                // An Any wrapping a Step, or a Step.
+                edit_field(nested, field::any::VALUE, |inner| {
+                    renumber_step(inner, old, new)
+                })
+                .or_else(|| renumber_step(nested, old, new))
+            }) {
+                result = r;
+                changed = true;
+            }
+            changed.then_some(result)
+        })
+    }) {
+        bytes = b;
+        changed = true;
+    }
+    changed.then_some(bytes)
+}
+
+/// CortexStepMetadata with 20.2 moved from `old` to `new`.
+pub fn renumber_metadata(metadata: &[u8], old: i64, new: i64) -> Option<Vec<u8>> {
+    edit_field(metadata, field::metadata::SOURCE_STEP_INFO, |info| {
+        let says_old =
+            wire::Message::new(info).get_i64(field::metadata::SOURCE_STEP_INDEX) == Some(old);
+        says_old.then(|| set_varint(info, field::metadata::SOURCE_STEP_INDEX, new as u64))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_replaced_at_every_depth_with_lengths_kept() {
+        let mut w = Writer::new();
+        w.varint(1, 15)
+            .string(2, "the secret word")
+            .message(3, |m| {
+                m.string(1, "secret").message(2, |n| {
+                    n.string(1, "deep secret").varint(2, 7);
+                });
+            })
+            .bytes(4, &[0xff, 0x00, 0xfe]);
+        let bytes = w.into_bytes();
+        let out = replace_text(&bytes, "secret", "[redacted]").unwrap();
+        let m = wire::Message::new(&out);
+        assert_eq!(m.get_str(2).unwrap(), "the [redacted] word");
+        let inner = m.get_message(3).unwrap();
+        assert_eq!(inner.get_str(1).unwrap(), "[redacted]");
+        let deep = inner.get_message(2).unwrap();
+        assert_eq!(deep.get_str(1).unwrap(), "deep [redacted]");
+        assert_eq!(deep.get_u64(2), Some(7));
+        assert_eq!(m.get_bytes(4).unwrap(), &[0xff, 0x00, 0xfe]);
+        assert_eq!(replace_text(&bytes, "absent", "x"), None);
+        // A field that was exactly the text goes when the text does.
+        let cleared = replace_text(&bytes, "secret", "").unwrap();
+        let m = wire::Message::new(&cleared);
+        assert!(m.get_message(3).unwrap().get_str(1).is_none());
+    }
+
+    #[test]
+    fn renumbering_touches_only_the_step_index() {
+        let mut w = Writer::new();
+        w.varint(1, 132).message(5, |m| {
+            m.varint(3, 2).message(20, |i| {
+                i.string(1, "t").varint(2, 7).string(4, "c");
+            });
+        });
+        w.message(140, |g| {
+            g.message(2, |r| {
+                r.string(1, "out")
+                    .string(7, "file:///b/c/.system_generated/steps/7/output.txt");
+            });
+        });
+        let step = w.into_bytes();
+        let out = renumber_step(&step, 7, 5).unwrap();
+        let m = wire::Message::new(&out);
+        let info = m.get_message(5).unwrap().get_message(20).unwrap();
+        assert_eq!(info.get_u64(2), Some(5));
+        assert_eq!(info.get_str(4).unwrap(), "c");
+        let uri = m
+            .get_message(140)
+            .and_then(|g| g.get_message(2))
+            .and_then(|r| r.get_str(7))
+            .unwrap();
+        assert!(uri.contains("/steps/5/"), "{uri}");
+        assert_eq!(renumber_step(&out, 5, 7).unwrap(), step);
+        assert_eq!(renumber_step(&step, 3, 4), None);
+    }
+}
