@@ -83,9 +83,16 @@ struct Merge {
     synth: Synth,
     /// Calls an edit changed (their new ChatToolCall) or removed (`None`).
     changed_calls: HashMap<String, Option<Vec<u8>>>,
+    /// Edited calls' string arguments, (old, new), by the call's original
+    /// id: the step that executes the call holds copies of them (a code
+    /// action's file content, a command line).
+    arg_edits: HashMap<String, Vec<(String, String)>>,
     /// Spilled results: brain path → the edited stream's text for it
     /// (escaped as in a JSON string), when it differs from the step's own.
     spill_texts: HashMap<String, Vec<u8>>,
+    /// Text edits by original idx, (old, new), for the brain transcripts'
+    /// lines of those steps.
+    text_edits: HashMap<i64, Vec<(String, String)>>,
 }
 
 /// An original step and what the edited stream said of it so far.
@@ -253,7 +260,9 @@ impl Merger {
             held_lines: Vec::new(),
             synth: Synth::new(id, self.options.generic),
             changed_calls: HashMap::new(),
+            arg_edits: HashMap::new(),
             spill_texts: HashMap::new(),
+            text_edits: HashMap::new(),
         };
         let mut found = false;
         while let Some(line) = self.next_original()? {
@@ -564,8 +573,11 @@ impl Merger {
     /// a deleted step), spilled outputs replaced where their text was
     /// edited, and transcripts' `step_index` renumbered.
     fn copy_files(&mut self, conv: &mut Merge, out: &mut Output) -> Result<()> {
-        let identity = conv.is_identity();
+        let identity = conv.is_identity() && conv.text_edits.is_empty();
         let mut replaced: HashSet<String> = HashSet::new();
+        // A transcript being rewritten: its path and the start of a line
+        // that the next part continues.
+        let mut transcript: Option<(String, Vec<u8>)> = None;
         while let Some(line) = self.next_original()? {
             let record = Record::parse(&line).map_err(|e| self.original_error(e))?;
             if record.conversation() != conv.id {
@@ -586,6 +598,29 @@ impl Merger {
             };
             if replaced.contains(&**path) {
                 continue;
+            }
+            if let Some((open, carry)) = transcript.take() {
+                if *append && open == **path {
+                    transcript = Some((open, carry));
+                } else if !carry.is_empty() {
+                    conv.write_transcript_part(out, &open, true, &carry)?;
+                }
+            }
+            let is_transcript =
+                path.starts_with(".system_generated/logs/transcript") && path.ends_with(".jsonl");
+            if is_transcript && !identity {
+                if let FileContent::Text(text) = content {
+                    let mut carry = match transcript.take() {
+                        Some((_, carry)) => carry,
+                        None => Vec::new(),
+                    };
+                    carry.extend_from_slice(text.as_bytes());
+                    let end = memchr::memrchr(b'\n', &carry).map_or(0, |i| i + 1);
+                    let rest = carry.split_off(end);
+                    conv.write_transcript_part(out, path, *append, &carry)?;
+                    transcript = Some((path.to_string(), rest));
+                    continue;
+                }
             }
             if let Some(text) = conv.spill_texts.remove(&**path) {
                 // The edited stream's text for a spilled result: written
@@ -646,6 +681,11 @@ impl Merger {
                 None => {}
             }
         }
+        if let Some((open, carry)) = transcript.take() {
+            if !carry.is_empty() {
+                conv.write_transcript_part(out, &open, true, &carry)?;
+            }
+        }
         Ok(())
     }
 }
@@ -676,6 +716,31 @@ fn step_call_id(row: &crate::record::RowCells<'_>) -> Option<String> {
         .get_message(field::step::METADATA)?
         .get_message(field::metadata::TOOL_CALL)?;
     call.get_str(field::tool_call::ID).map(|id| id.into_owned())
+}
+
+/// The GENERIC args map entries `{1 key, 2 value}` of a ChatToolCall's
+/// arguments, string values as they are and others as JSON text.
+fn generic_args(call: &[u8]) -> Vec<Vec<u8>> {
+    let json = wire::Message::new(call)
+        .get_str(field::tool_call::ARGUMENTS_JSON)
+        .unwrap_or_default();
+    let ToolInput::Object(args) = ToolInput::from_arguments_json(&json) else {
+        return Vec::new();
+    };
+    args.iter()
+        .map(|(key, value)| {
+            let mut entry = wire::Writer::new();
+            entry.string(field::generic::ENTRY_KEY, key);
+            match value {
+                serde_json::Value::String(s) => entry.string(field::generic::ENTRY_VALUE, s),
+                other => entry.string(
+                    field::generic::ENTRY_VALUE,
+                    &crate::json::value_to_string(other),
+                ),
+            };
+            entry.into_bytes()
+        })
+        .collect()
 }
 
 /// A generator's metadata with its step list replaced.
@@ -742,6 +807,39 @@ fn edit_row(line: &[u8], edits: &[(&str, CellEdit)]) -> Result<Vec<u8>> {
 }
 
 impl Merge {
+    /// Writes transcript text as a part of the file at `path`, each line
+    /// for the new numbering.
+    fn write_transcript_part(
+        &self,
+        out: &mut Output,
+        path: &str,
+        append: bool,
+        text: &[u8],
+    ) -> Result<()> {
+        let mut kept = Vec::with_capacity(text.len());
+        for line in text.split_inclusive(|&b| b == b'\n') {
+            let (body, newline) = match line.strip_suffix(b"\n") {
+                Some(body) => (body, true),
+                None => (line, false),
+            };
+            if let Some(new) = self.transcript_line(body) {
+                kept.extend_from_slice(&new);
+                if newline {
+                    kept.push(b'\n');
+                }
+            }
+        }
+        crate::record::write_file_part(
+            out.buf(),
+            &self.id,
+            crate::record::FileDir::Brain,
+            path,
+            append,
+            &kept,
+        );
+        out.end_record()
+    }
+
     /// Nothing renumbered or deleted so far.
     fn is_identity(&self) -> bool {
         self.map.iter().all(|&(old, new)| new == Some(old))
@@ -819,6 +917,24 @@ impl Merge {
                 for line in &cur.edited {
                     let mut record = encode::parse_line(line)?;
                     record.idx = None;
+                    // The steps that execute its calls repeat them.
+                    for block in record.content.iter().flatten() {
+                        if let Block::ToolUse {
+                            id,
+                            name,
+                            input,
+                            signature,
+                        } = block
+                        {
+                            let call = self.synth.call_bytes(
+                                id,
+                                name,
+                                input.clone(),
+                                signature.as_deref(),
+                            )?;
+                            self.changed_calls.insert(id.to_string(), Some(call));
+                        }
+                    }
                     self.new_message(record, out)?;
                 }
                 Ok(())
@@ -844,6 +960,12 @@ impl Merge {
             .as_ref()
             .and_then(|id| self.changed_calls.get(id))
             .and_then(|c| c.clone());
+        let arg_edits = cur
+            .call_id
+            .as_ref()
+            .and_then(|id| self.arg_edits.get(id))
+            .cloned()
+            .unwrap_or_default();
         if new != cur.idx || changed_call.is_some() {
             line = rewrite_step_row(
                 &line,
@@ -855,9 +977,27 @@ impl Merge {
                             Some(patch::set_field(
                                 m,
                                 field::metadata::TOOL_CALL,
-                                &[call.clone()],
+                                std::slice::from_ref(call),
                             ))
                         }) {
+                            step = s;
+                            changed = true;
+                        }
+                        // A GENERIC carrier repeats the arguments as a map.
+                        if let Some(s) = patch::edit_field(&step, field::step::GENERIC, |generic| {
+                            let has_args = wire::Message::new(generic).has(field::generic::ARGS);
+                            has_args.then(|| {
+                                patch::set_field(generic, field::generic::ARGS, &generic_args(call))
+                            })
+                        }) {
+                            step = s;
+                            changed = true;
+                        }
+                    }
+                    // The executing step's own copies of edited arguments.
+                    let numbers = payload_fields();
+                    for (from, to) in &arg_edits {
+                        if let Some(s) = patch::replace_text_in(&step, &numbers, from, to) {
                             step = s;
                             changed = true;
                         }
@@ -932,13 +1072,29 @@ impl Merge {
         }
         match old.role {
             Some(Role::User) if has_result(old_blocks) => {
-                let (Some((old_content, old_error)), Some((new_content, new_error))) =
-                    (single_result(old_blocks), single_result(new_blocks))
+                let (
+                    Some((old_id, old_content, old_error)),
+                    Some((new_id, new_content, new_error)),
+                ) = (single_result(old_blocks), single_result(new_blocks))
                 else {
                     return Ok(None);
                 };
                 if old_error != new_error {
                     return Ok(None);
+                }
+                if old_id != new_id {
+                    // Only as its call's id was edited: the call the step
+                    // repeats then carries the new id.
+                    let edited_call = cur
+                        .call_id
+                        .as_ref()
+                        .and_then(|id| self.changed_calls.get(id))
+                        .and_then(|c| c.as_deref())
+                        .and_then(|c| wire::Message::new(c).get_str(field::tool_call::ID))
+                        .is_some_and(|id| id == new_id);
+                    if !edited_call {
+                        return Ok(None);
+                    }
                 }
                 let (ResultContent::Text(o), ResultContent::Text(n)) = (old_content, new_content)
                 else {
@@ -955,6 +1111,7 @@ impl Merge {
                     let Some(s) = patch::replace_text_in(&step, &payload_and_error(), o, n) else {
                         return Ok(None);
                     };
+                    self.note_edit(cur.idx, o, n);
                     step = s;
                     if let Some(details) = wire::Message::new(&step).get_bytes(field::step::ERROR) {
                         error = Some(Some(details.to_vec()));
@@ -975,10 +1132,11 @@ impl Merge {
                         Some(s) => step = s,
                         None => return Ok(None),
                     }
+                    self.note_edit(cur.idx, &o, &n);
                 }
             }
             Some(Role::Assistant) => {
-                let Some(s) = self.patch_planner(&step, old_blocks, new_blocks)? else {
+                let Some(s) = self.patch_planner(cur.idx, &step, old_blocks, new_blocks)? else {
                     return Ok(None);
                 };
                 step = s;
@@ -1001,6 +1159,7 @@ impl Merge {
                         Some(s) => step = s,
                         None => return Ok(None),
                     }
+                    self.note_edit(cur.idx, &o, &n);
                 }
             }
         }
@@ -1008,9 +1167,48 @@ impl Merge {
         Ok(Some(row_with_step(&cur.line, &step, error)?))
     }
 
+    fn note_edit(&mut self, idx: i64, old: &str, new: &str) {
+        self.text_edits
+            .entry(idx)
+            .or_default()
+            .push((old.to_string(), new.to_string()));
+    }
+
+    /// A brain transcript line (FORMAT.md 10) for the new numbering:
+    /// `None` when its step was deleted; an edited step's line with the
+    /// edits made in its escaped text too.
+    fn transcript_line(&self, line: &[u8]) -> Option<Vec<u8>> {
+        const HEAD: &[u8] = b"{\"step_index\":";
+        let Some(rest) = line.strip_prefix(HEAD) else {
+            return Some(line.to_vec());
+        };
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        let Some(old) = std::str::from_utf8(&rest[..digits])
+            .ok()
+            .and_then(|d| d.parse::<i64>().ok())
+        else {
+            return Some(line.to_vec());
+        };
+        let new = self.new_idx(old)?;
+        let mut out = HEAD.to_vec();
+        out.extend_from_slice(new.to_string().as_bytes());
+        let mut tail = rest[digits..].to_vec();
+        for (o, n) in self.text_edits.get(&old).into_iter().flatten() {
+            let (mut eo, mut en) = (Vec::new(), Vec::new());
+            crate::json::write_str_body(&mut eo, o);
+            crate::json::write_str_body(&mut en, n);
+            if !eo.is_empty() {
+                tail = patch::replace_bytes(&tail, &eo, &en);
+            }
+        }
+        out.extend_from_slice(&tail);
+        Some(out)
+    }
+
     /// A planner step with its reply text, thinking and calls as edited.
     fn patch_planner(
         &mut self,
+        idx: i64,
         step: &[u8],
         old: &[Block<'_>],
         new: &[Block<'_>],
@@ -1037,10 +1235,47 @@ impl Merge {
         };
         let (old_text, old_thinking, old_signatures) = texts(old);
         let (new_text, new_thinking, new_signatures) = texts(new);
-        if old_signatures != new_signatures {
-            return Ok(None);
-        }
         use field::planner::*;
+        if old_signatures != new_signatures {
+            // One thinking block's signature: where the step keeps it.
+            let ([Some(old_sig)], [Some(new_sig)]) =
+                (old_signatures.as_slice(), new_signatures.as_slice())
+            else {
+                return Ok(None);
+            };
+            let planner = wire::Message::new(&step)
+                .get_message(field::step::PLANNER_RESPONSE)
+                .unwrap_or_default();
+            let edited = if planner.get_str(SIGNATURE).as_deref() == Some(old_sig.as_str()) {
+                patch::edit_field(&step, field::step::PLANNER_RESPONSE, |p| {
+                    patch::replace_text_in(p, &[SIGNATURE], old_sig, new_sig)
+                })
+            } else {
+                match (planner.has(THINKING_SIGNATURE), hex::decode(new_sig)) {
+                    (true, Ok(bytes)) => {
+                        let mut value = wire::Writer::new();
+                        crate::steps::signature::write(&mut value, 1, &bytes);
+                        // The field's value: what `write` put after its tag.
+                        let value = wire::Message::new(value.as_bytes())
+                            .get_bytes(1)
+                            .unwrap_or_default()
+                            .to_vec();
+                        patch::edit_field(&step, field::step::PLANNER_RESPONSE, |p| {
+                            Some(patch::set_field(
+                                p,
+                                THINKING_SIGNATURE,
+                                std::slice::from_ref(&value),
+                            ))
+                        })
+                    }
+                    _ => None,
+                }
+            };
+            match edited {
+                Some(s) => step = s,
+                None => return Ok(None),
+            }
+        }
         let planner_field = [field::step::PLANNER_RESPONSE];
         for (o, n, fields) in [
             (&old_text, &new_text, &[RESPONSE, MODIFIED_RESPONSE][..]),
@@ -1059,6 +1294,7 @@ impl Merge {
                 Some(s) => step = s,
                 None => return Ok(None),
             }
+            self.note_edit(idx, o, n);
         }
         // Calls: kept as they were where unchanged, rewritten (keeping
         // every field a tool_use does not show) where edited, dropped
@@ -1092,52 +1328,93 @@ impl Merge {
                 .map(<[u8]>::to_vec)
                 .collect();
             let mut values = Vec::new();
-            for (id, name, input, signature) in &new_calls {
-                let original = originals.iter().find(|c| {
+            let position_of = |id: &str| {
+                originals.iter().position(|c| {
                     wire::Message::new(c)
                         .get_str(field::tool_call::ID)
                         .as_deref()
                         == Some(id)
+                })
+            };
+            for (p, (id, name, input, signature)) in new_calls.iter().enumerate() {
+                // The original call: the one with this id, else the one at
+                // this position when its id is gone (an edited id).
+                let paired = position_of(id).or_else(|| {
+                    old_calls
+                        .get(p)
+                        .filter(|(old_id, ..)| !new_calls.iter().any(|(i, ..)| i == old_id))
+                        .and_then(|(old_id, ..)| position_of(old_id))
                 });
-                let unchanged = old_calls
+                let Some(at) = paired else {
+                    let fresh =
+                        self.synth
+                            .call_bytes(id, name, input.clone(), signature.as_deref())?;
+                    values.push(fresh);
+                    continue;
+                };
+                let bytes = &originals[at];
+                let (old_id, old_name, old_input, old_signature) = &old_calls
                     .iter()
-                    .any(|(i, n, inp, s)| i == id && n == name && inp == input && s == signature);
-                match original {
-                    Some(bytes) if unchanged => values.push(bytes.clone()),
-                    Some(bytes) => {
-                        let fresh =
-                            self.synth
-                                .call_bytes(id, name, input.clone(), signature.as_deref())?;
-                        let fresh_message = wire::Message::new(&fresh);
-                        let mut call = bytes.clone();
-                        for number in [
-                            field::tool_call::NAME,
-                            field::tool_call::ARGUMENTS_JSON,
-                            field::tool_call::THINKING_SIGNATURE,
-                            field::tool_call::ORIGINAL_NAME,
-                        ] {
-                            let value: Vec<Vec<u8>> = fresh_message
-                                .get_bytes(number)
-                                .map(|b| vec![b.to_vec()])
-                                .unwrap_or_default();
-                            let had = wire::Message::new(&call).has(number);
-                            if had || !value.is_empty() {
-                                call = patch::set_field(&call, number, &value);
-                            }
-                        }
-                        self.changed_calls.insert(id.clone(), Some(call.clone()));
-                        values.push(call);
-                    }
-                    None => {
-                        let fresh =
-                            self.synth
-                                .call_bytes(id, name, input.clone(), signature.as_deref())?;
-                        values.push(fresh);
+                    .find(|(i, ..)| {
+                        wire::Message::new(bytes)
+                            .get_str(field::tool_call::ID)
+                            .as_deref()
+                            == Some(i.as_str())
+                    })
+                    .cloned()
+                    .unwrap_or_else(|| (String::new(), String::new(), input.clone(), None));
+                if old_id == id
+                    && old_name == name
+                    && old_input == input
+                    && old_signature == signature
+                {
+                    values.push(bytes.clone());
+                    continue;
+                }
+                let fresh = self
+                    .synth
+                    .call_bytes(id, name, input.clone(), signature.as_deref())?;
+                let fresh_message = wire::Message::new(&fresh);
+                let mut call = bytes.clone();
+                let mut numbers = Vec::new();
+                if old_id != id {
+                    numbers.push(field::tool_call::ID);
+                }
+                if old_name != name || old_input != input {
+                    numbers.extend([field::tool_call::NAME, field::tool_call::ARGUMENTS_JSON]);
+                    if wire::Message::new(&call).has(field::tool_call::ORIGINAL_NAME) {
+                        numbers.push(field::tool_call::ORIGINAL_NAME);
                     }
                 }
+                if old_signature != signature {
+                    numbers.push(field::tool_call::THINKING_SIGNATURE);
+                }
+                for number in numbers {
+                    let value: Vec<Vec<u8>> = fresh_message
+                        .get_bytes(number)
+                        .map(|b| vec![b.to_vec()])
+                        .unwrap_or_default();
+                    call = patch::set_field(&call, number, &value);
+                }
+                self.changed_calls
+                    .insert(old_id.clone(), Some(call.clone()));
+                if let (ToolInput::Object(before), ToolInput::Object(after)) = (old_input, input) {
+                    let pairs = before.iter().filter_map(|(key, value)| {
+                        let old_text = value.as_str()?;
+                        let new_text = after.iter().find(|(k, _)| k == key)?.1.as_str()?;
+                        (old_text != new_text && !old_text.is_empty())
+                            .then(|| (old_text.to_string(), new_text.to_string()))
+                    });
+                    self.arg_edits
+                        .entry(old_id.clone())
+                        .or_default()
+                        .extend(pairs);
+                }
+                values.push(call);
             }
             for (id, ..) in &old_calls {
-                if !new_calls.iter().any(|(i, ..)| i == id) {
+                if !new_calls.iter().any(|(i, ..)| i == id) && !self.changed_calls.contains_key(id)
+                {
                     self.changed_calls.insert(id.clone(), None);
                 }
             }
@@ -1187,23 +1464,31 @@ fn has_result(blocks: &[Block<'_>]) -> bool {
 }
 
 /// The content and error flag of a message that is exactly one result.
-fn single_result<'b>(blocks: &'b [Block<'b>]) -> Option<(&'b ResultContent<'b>, bool)> {
+fn single_result<'b>(blocks: &'b [Block<'b>]) -> Option<(&'b str, &'b ResultContent<'b>, bool)> {
     match blocks {
         [Block::ToolResult {
-            content, is_error, ..
-        }] => Some((content, *is_error)),
+            tool_use_id,
+            content,
+            is_error,
+        }] => Some((tool_use_id, content, *is_error)),
         _ => None,
     }
 }
 
-/// Where a tool step holds its result's text: any payload field, and the
-/// error details.
-fn payload_and_error() -> Vec<u32> {
+/// Every Step field that holds a kind's payload.
+fn payload_fields() -> Vec<u32> {
     let mut numbers: Vec<u32> = crate::steps::PAYLOAD_FIELDS
         .iter()
         .map(|&(_, f)| f)
         .collect();
     numbers.extend_from_slice(crate::steps::UNPAIRED_PAYLOAD_FIELDS);
+    numbers
+}
+
+/// Where a tool step holds its result's text: any payload field, and the
+/// error details.
+fn payload_and_error() -> Vec<u32> {
+    let mut numbers = payload_fields();
     numbers.push(field::step::ERROR);
     numbers
 }

@@ -71,7 +71,8 @@ fn replace_at(
     changed.then(|| out.into_bytes())
 }
 
-fn replace_bytes(text: &[u8], old: &[u8], new: &[u8]) -> Vec<u8> {
+/// `text` with every `old` replaced by `new`.
+pub fn replace_bytes(text: &[u8], old: &[u8], new: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     let mut at = 0;
     for found in memchr::memmem::find_iter(text, old) {
