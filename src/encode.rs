@@ -567,8 +567,8 @@ impl Conversation {
         }
         // A hex signature is the bytes Gemini signed, written where agy
         // 1.1.23 keeps them; any other text is TX's string form.
-        match signature.as_deref().filter(|s| !s.is_empty()) {
-            Some(text) => match hex::decode(text) {
+        if let Some(text) = signature.as_deref().filter(|s| !s.is_empty()) {
+            match hex::decode(text) {
                 Ok(bytes) => steps::signature::write(
                     &mut planner,
                     field::planner::THINKING_SIGNATURE,
@@ -577,8 +577,7 @@ impl Conversation {
                 Err(_) => {
                     planner.string(field::planner::SIGNATURE, text);
                 }
-            },
-            None => {}
+            }
         }
         let message_id = Uuid::new_v5(&NAMESPACE, format!("{}/message/{idx}", self.id).as_bytes());
         planner.string(field::planner::MESSAGE_ID, &format!("bot-{message_id}"));
