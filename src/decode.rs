@@ -777,7 +777,11 @@ impl Conversation {
         }
         let id = call.get_str(field::tool_call::ID).unwrap_or_default();
         let outcome = match view.payload {
-            Some((payload_field, payload)) => match system::by_kind(view.kind) {
+            // An ERROR_MESSAGE that executed a call is a tool step (see
+            // `step`), whose result `results` reads.
+            Some((payload_field, payload)) => match system::by_kind(view.kind)
+                .filter(|_| view.kind != kind::ERROR_MESSAGE)
+            {
                 // A bookkeeping kind's result is the text of its fields.
                 Some(bookkeeping) => Outcome::text(Cow::Owned(bookkeeping.joined_text(payload))),
                 None => results::outcome(payload_field, payload),

@@ -235,6 +235,10 @@ struct Conversation {
     /// Steps for `agy-encode --onto` ([`Synth`]): no brain transcripts.
     onto: bool,
     open_calls: Vec<OpenCall>,
+    /// The call the step just written raw executed: agy-decode shows that
+    /// step's result as the next message's tool_result, which the step
+    /// already holds.
+    raw_call: Option<String>,
     meta: MetaFields,
     /// The title agy-decode would derive from the steps written so far
     /// (latest checkpoint title, else the first user text), so the meta
@@ -293,6 +297,7 @@ impl Conversation {
             next_idx: 0,
             onto: false,
             open_calls: Vec::new(),
+            raw_call: None,
             meta: MetaFields::default(),
             checkpoint_title: None,
             first_user_text: None,
@@ -317,10 +322,11 @@ impl Conversation {
             .transpose()
             .map_err(Error::data)?;
         let content = record.content.unwrap_or_default();
+        let raw_call = self.raw_call.take();
         match role {
             Role::User => {
                 let implicit = record.implicit == Some(true);
-                self.user_message(content, timestamp, implicit, steps)
+                self.user_message(content, timestamp, implicit, raw_call, steps)
             }
             Role::System => match record.raw.as_deref() {
                 Some(raw) => self.raw_step(raw, record.idx, steps),
@@ -386,8 +392,17 @@ impl Conversation {
         if let Some(idx) = idx {
             self.next_idx = self.next_idx.max(idx);
         }
+        let executed = meta
+            .get_message(field::metadata::TOOL_CALL)
+            .and_then(|call| call.get_nonempty_str(field::tool_call::ID))
+            .map(|id| id.into_owned());
+        if let Some(id) = &executed {
+            self.open_calls.retain(|c| c.id != *id);
+        }
         let line = TranscriptLine::new(step_source, step_kind, step_status, timestamp, None);
-        self.write_row(steps, step_kind, step_status, metadata, error, &bytes, line)
+        self.write_row(steps, step_kind, step_status, metadata, error, &bytes, line)?;
+        self.raw_call = executed;
+        Ok(())
     }
 
     /// A bookkeeping step of the kind `step_type` names, its text blocks in
@@ -462,12 +477,14 @@ impl Conversation {
     }
 
     /// Text, images and documents become one USER_INPUT step; each tool
-    /// result becomes its call's tool step, in the order the blocks come.
+    /// result becomes its call's tool step, in the order the blocks come,
+    /// but for the result of `raw_call`, which the raw step before holds.
     fn user_message(
         &mut self,
         content: Vec<Block<'_>>,
         timestamp: Option<Timestamp>,
         implicit: bool,
+        mut raw_call: Option<String>,
         steps: &mut StepWriter<'_>,
     ) -> Result<()> {
         let mut input = UserInput::default();
@@ -483,6 +500,10 @@ impl Conversation {
                     content,
                     is_error,
                 } => {
+                    if raw_call.as_deref() == Some(&*tool_use_id) {
+                        raw_call = None;
+                        continue;
+                    }
                     if !input.is_empty() {
                         self.user_input(&std::mem::take(&mut input), implicit, timestamp, steps)?;
                         wrote_input = true;
@@ -620,8 +641,8 @@ impl Conversation {
         }
         // A hex signature is the bytes Gemini signed, written where agy
         // 1.1.23 keeps them; any other text is TX's string form.
-        match signature.as_deref().filter(|s| !s.is_empty()) {
-            Some(text) => match hex::decode(text) {
+        if let Some(text) = signature.as_deref().filter(|s| !s.is_empty()) {
+            match hex::decode(text) {
                 Ok(bytes) => steps::signature::write(
                     &mut planner,
                     field::planner::THINKING_SIGNATURE,
@@ -630,8 +651,7 @@ impl Conversation {
                 Err(_) => {
                     planner.string(field::planner::SIGNATURE, text);
                 }
-            },
-            None => {}
+            }
         }
         let message_id = Uuid::new_v5(&NAMESPACE, format!("{}/message/{idx}", self.id).as_bytes());
         planner.string(field::planner::MESSAGE_ID, &format!("bot-{message_id}"));

@@ -69,6 +69,7 @@ fn typed_tool_kinds_of_agy_1_0_decode_field_by_field() {
             "replace_file_content",
             r#"{"TargetFile":"/repo/a b.rs","TargetContent":"x","ReplacementContent":"y","AllowMultiple":true}"#,
         ),
+        // A signature of another shape than agy 1.1.23's: the whole value.
         call("call_7", "mcp_github_search", r#"{"q":"flaky"}"#).bytes(7, &[0xde, 0xad]),
     ];
     let mut lines = vec![
@@ -118,6 +119,7 @@ fn typed_tool_kinds_of_agy_1_0_decode_field_by_field() {
                 .varint(5, 12000),
         )
         .varint(11, 1020);
+    // The signature in TX's string form (field 4).
     let payload = planner(&calls, "Let me look.")
         .str(3, "thinking…")
         .str(4, "sig-1")
@@ -261,16 +263,19 @@ fn typed_tool_kinds_of_agy_1_0_decode_field_by_field() {
         DONE,
         &last_meta,
         20,
-        planner(&[], "Done.").varint(12, 2),
+        // No thinking text, but a signature in agy 1.1.23's shape.
+        planner(&[], "Done.")
+            .varint(12, 2)
+            .msg(14, signature(&[0x5e, 0x16])),
     );
 
     let out = decode(&lines);
     assert_lines(
         &out,
         &[
-            r#"{"conversation":"c1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:03Z","content":[{"type":"text","text":"Fix the flaky test ✓"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"aGVsbG8="}}]}"#,
+            r#"{"conversation":"c1","kind":"message","role":"user","idx":0,"timestamp":"2026-08-10T09:14:03Z","content":[{"type":"text","text":"Fix the flaky test ✓"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"aGVsbG8="}}]}"#,
             concat!(
-                r#"{"conversation":"c1","kind":"message","role":"assistant","timestamp":"2026-08-10T09:14:04.500Z","model":"gemini-3-flash-agent","stop_reason":"tool_use","#,
+                r#"{"conversation":"c1","kind":"message","role":"assistant","idx":2,"timestamp":"2026-08-10T09:14:04.500Z","model":"gemini-3-flash-agent","stop_reason":"tool_use","#,
                 r#""usage":{"input_tokens":16870,"output_tokens":275,"cache_read_input_tokens":12000},"content":["#,
                 r#"{"type":"thinking","thinking":"thinking…","signature":"sig-1"},{"type":"text","text":"Let me look."},"#,
                 r#"{"type":"tool_use","id":"call_1","name":"Bash","input":{"command":"cargo test","workdir":"/repo","WaitMsBeforeAsync":2000}},"#,
@@ -281,14 +286,14 @@ fn typed_tool_kinds_of_agy_1_0_decode_field_by_field() {
                 r#"{"type":"tool_use","id":"call_6","name":"Edit","input":{"file_path":"/repo/a b.rs","old_string":"x","new_string":"y","replace_all":true}},"#,
                 r#"{"type":"tool_use","id":"call_7","name":"mcp_github_search","input":{"q":"flaky"},"signature":"dead"}]}"#
             ),
-            r#"{"conversation":"c1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_1","content":"test result: FAILED","is_error":true}]}"#,
-            r#"{"conversation":"c1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_2","content":"5: fn main() {}"}]}"#,
-            r#"{"conversation":"c1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_3","content":[{"name":"src","is_dir":true,"num_children":4},{"name":"Cargo.toml","size_bytes":120}]}]}"#,
-            r#"{"conversation":"c1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_4","content":"regex parse error","is_error":true}]}"#,
-            r#"{"conversation":"c1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_5","content":{"file":"/repo/new.rs","created":true}}]}"#,
-            r#"{"conversation":"c1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_6","content":{"file":"/repo/a b.rs","edited":true}}]}"#,
-            r#"{"conversation":"c1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_7","content":"canceled by user","is_error":true}]}"#,
-            r#"{"conversation":"c1","kind":"message","role":"assistant","timestamp":"2026-08-10T09:14:07Z","model":"model-1020","stop_reason":"end_turn","content":[{"type":"text","text":"Done."}]}"#,
+            r#"{"conversation":"c1","kind":"message","role":"user","idx":3,"timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_1","content":"test result: FAILED","is_error":true}]}"#,
+            r#"{"conversation":"c1","kind":"message","role":"user","idx":4,"timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_2","content":"5: fn main() {}"}]}"#,
+            r#"{"conversation":"c1","kind":"message","role":"user","idx":5,"timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_3","content":[{"name":"src","is_dir":true,"num_children":4},{"name":"Cargo.toml","size_bytes":120}]}]}"#,
+            r#"{"conversation":"c1","kind":"message","role":"user","idx":6,"timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_4","content":"regex parse error","is_error":true}]}"#,
+            r#"{"conversation":"c1","kind":"message","role":"user","idx":7,"timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_5","content":{"file":"/repo/new.rs","created":true}}]}"#,
+            r#"{"conversation":"c1","kind":"message","role":"user","idx":8,"timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_6","content":{"file":"/repo/a b.rs","edited":true}}]}"#,
+            r#"{"conversation":"c1","kind":"message","role":"user","idx":9,"timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_7","content":"canceled by user","is_error":true}]}"#,
+            r#"{"conversation":"c1","kind":"message","role":"assistant","idx":12,"timestamp":"2026-08-10T09:14:07Z","model":"model-1020","stop_reason":"end_turn","content":[{"type":"thinking","thinking":"","signature":"5e16"},{"type":"text","text":"Done."}]}"#,
             r#"{"conversation":"c1","kind":"meta","id":"c1","timestamp":"2026-08-10T09:13:03Z","cwd":"/repo","git_branch":"main","title":"Fixing the flaky test","model":"model-1020"}"#,
         ],
     );
@@ -300,14 +305,21 @@ fn generic_era_results_pending_orphans_and_unknown_kinds() {
         "call_a",
         "run_command",
         r#"{"CommandLine":"ls","Cwd":"/w"}"#,
-    );
+    )
+    .msg(7, signature(&[0xca, 0xfe]));
     let sub = call(
         "call_b",
         "invoke_subagent",
         r#"{"Subagents":[{"Role":"r"}]}"#,
     );
-    let later = call("call_c", "view_file", r#"{"AbsolutePath":"/w/x"}"#);
+    // A backwards range has no `limit`: it stays native.
+    let later = call(
+        "call_c",
+        "view_file",
+        r#"{"AbsolutePath":"/w/x","StartLine":9,"EndLine":2}"#,
+    );
     let odd = call("call_d", "future_tool", "not json");
+    let boundary = call("call_e", "task_boundary", r#"{"TaskName":"Parser"}"#);
     let mut lines = vec![db("c1")];
     push_step(
         &mut lines,
@@ -332,9 +344,21 @@ fn generic_era_results_pending_orphans_and_unknown_kinds() {
         DONE,
         &meta,
         20,
-        planner(&[bash.clone(), sub.clone(), later.clone(), odd.clone()], "")
-            .str(16, "raw thoughts")
-            .varint(12, 99),
+        planner(
+            &[
+                bash.clone(),
+                sub.clone(),
+                later.clone(),
+                odd.clone(),
+                boundary.clone(),
+            ],
+            "",
+        )
+        .str(16, "raw thoughts")
+        // agy 1.1.23's signature outranks TX's string form.
+        .str(4, "tx-sig")
+        .msg(14, signature(&[0x01, 0x02, 0x03]))
+        .varint(12, 99),
     );
     // GENERIC carrier, done.
     push_step(
@@ -393,7 +417,7 @@ fn generic_era_results_pending_orphans_and_unknown_kinds() {
         &tool_metadata(T0 + 1, Msg::new()),
         &unknown,
     ));
-    // A result whose call no planner declared.
+    // A result whose call no planner declared: a tool_result all the same.
     push_step(
         &mut lines,
         6,
@@ -403,24 +427,40 @@ fn generic_era_results_pending_orphans_and_unknown_kinds() {
         140,
         Msg::new().msg(2, Msg::new().str(1, "boo")),
     );
+    // A bookkeeping kind that executed a call answers it with the text of
+    // its fields.
+    push_step(
+        &mut lines,
+        7,
+        TASK_BOUNDARY,
+        DONE,
+        &tool_metadata(T0 + 2, boundary),
+        93,
+        Msg::new()
+            .str(1, "Parser")
+            .str(2, "started")
+            .str(3, "Splitting"),
+    );
 
     let out = decode(&lines);
     assert_lines(
         &out,
         &[
-            r#"{"conversation":"c1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:03Z","content":[{"type":"text","text":"from items"}]}"#,
+            r#"{"conversation":"c1","kind":"message","role":"user","idx":0,"timestamp":"2026-08-10T09:14:03Z","content":[{"type":"text","text":"from items"}]}"#,
             concat!(
-                r#"{"conversation":"c1","kind":"message","role":"assistant","timestamp":"2026-08-10T09:14:03Z","model":"gemini-3.8-flash","stop_reason":"stop-99","content":["#,
-                r#"{"type":"thinking","thinking":"raw thoughts"},"#,
-                r#"{"type":"tool_use","id":"call_a","name":"Bash","input":{"command":"ls","workdir":"/w"}},"#,
+                r#"{"conversation":"c1","kind":"message","role":"assistant","idx":1,"timestamp":"2026-08-10T09:14:03Z","model":"gemini-3.8-flash","stop_reason":"stop-99","content":["#,
+                r#"{"type":"thinking","thinking":"raw thoughts","signature":"010203"},"#,
+                r#"{"type":"tool_use","id":"call_a","name":"Bash","input":{"command":"ls","workdir":"/w"},"signature":"cafe"},"#,
                 r#"{"type":"tool_use","id":"call_b","name":"invoke_subagent","input":{"Subagents":[{"Role":"r"}]}},"#,
-                r#"{"type":"tool_use","id":"call_c","name":"Read","input":{"file_path":"/w/x"}},"#,
-                r#"{"type":"tool_use","id":"call_d","name":"future_tool","input":"not json"}]}"#
+                r#"{"type":"tool_use","id":"call_c","name":"view_file","input":{"AbsolutePath":"/w/x","StartLine":9,"EndLine":2}},"#,
+                r#"{"type":"tool_use","id":"call_d","name":"future_tool","input":"not json"},"#,
+                r#"{"type":"tool_use","id":"call_e","name":"task_boundary","input":{"TaskName":"Parser"}}]}"#
             ),
-            r#"{"conversation":"c1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:04Z","content":[{"type":"tool_result","tool_use_id":"call_a","content":"The command completed successfully.\nStdout:\na\n"}]}"#,
-            r#"{"conversation":"c1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:04Z","content":[{"type":"tool_result","tool_use_id":"call_b","content":"subagent failed","is_error":true}]}"#,
-            r#"{"conversation":"c1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:04Z","content":[{"type":"tool_result","tool_use_id":"call_d","content":""}]}"#,
-            r#"{"conversation":"c1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:05Z","content":[{"type":"text","text":"Tool result for ghost: boo"}]}"#,
+            r#"{"conversation":"c1","kind":"message","role":"user","idx":2,"timestamp":"2026-08-10T09:14:04Z","content":[{"type":"tool_result","tool_use_id":"call_a","content":"The command completed successfully.\nStdout:\na\n"}]}"#,
+            r#"{"conversation":"c1","kind":"message","role":"user","idx":3,"timestamp":"2026-08-10T09:14:04Z","content":[{"type":"tool_result","tool_use_id":"call_b","content":"subagent failed","is_error":true}]}"#,
+            r#"{"conversation":"c1","kind":"message","role":"user","idx":5,"timestamp":"2026-08-10T09:14:04Z","content":[{"type":"tool_result","tool_use_id":"call_d","content":""}]}"#,
+            r#"{"conversation":"c1","kind":"message","role":"user","idx":6,"timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"ghost","content":"boo"}]}"#,
+            r#"{"conversation":"c1","kind":"message","role":"user","idx":7,"timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_e","content":"Parser\nstarted\nSplitting"}]}"#,
             r#"{"conversation":"c1","kind":"meta","id":"c1","timestamp":"2026-08-10T09:14:03Z","title":"from items","model":"gemini-3.8-flash"}"#,
         ],
     );
@@ -510,7 +550,7 @@ fn damaged_blobs_decode_to_their_readable_prefix() {
     assert_eq!(
         out[0],
         concat!(
-            r#"{"conversation":"c1","kind":"message","role":"assistant","timestamp":"2026-08-10T09:14:03Z","content":["#,
+            r#"{"conversation":"c1","kind":"message","role":"assistant","idx":0,"timestamp":"2026-08-10T09:14:03Z","content":["#,
             r#"{"type":"text","text":"hello"},"#,
             r#"{"type":"tool_use","id":"k1","name":"Bash","input":{"command":"a"}},"#,
             r#"{"type":"tool_use","id":"k2","name":"list_dir","input":{}}]}"#
@@ -523,7 +563,7 @@ fn damaged_blobs_decode_to_their_readable_prefix() {
     ]);
     assert_eq!(
         out[0],
-        r#"{"conversation":"c1","kind":"message","role":"user","content":[]}"#
+        r#"{"conversation":"c1","kind":"message","role":"user","idx":0,"content":[]}"#
     );
 }
 
@@ -585,7 +625,7 @@ fn command_line() {
 }
 
 #[test]
-fn gen_metadata_names_the_model_enum_its_usage_reports() {
+fn gen_metadata_names_the_model_enum_its_usage_reports_else_the_user_input_does() {
     // A generation that lists no step indices still ties its name to the
     // model enum in its usage; a step with another enum keeps `model-<n>`.
     let mut lines = vec![
@@ -634,5 +674,50 @@ fn gen_metadata_names_the_model_enum_its_usage_reports() {
             serde_json::json!("model-1318"),
             serde_json::json!("model-1318"),
         ]
+    );
+
+    // Without gen_metadata, the model name the user input's planner
+    // configuration holds (19.12.1.28) names the turns after it.
+    let mut lines = vec![db("c1")];
+    let configured = Msg::new().str(2, "hi").msg(
+        12,
+        Msg::new().msg(
+            1,
+            Msg::new()
+                .msg(15, Msg::new().varint(1, 1318))
+                .str(28, "gemini-3.8-flash-low"),
+        ),
+    );
+    push_step(
+        &mut lines,
+        0,
+        USER_INPUT,
+        DONE,
+        &metadata(T0, 4),
+        19,
+        configured,
+    );
+    push_step(
+        &mut lines,
+        1,
+        PLANNER_RESPONSE,
+        DONE,
+        &unnamed,
+        20,
+        planner(&[], "three"),
+    );
+    let out = decode(&lines);
+    let models: Vec<serde_json::Value> = out
+        .iter()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["model"].clone())
+        .collect();
+    assert_eq!(
+        models,
+        [
+            serde_json::Value::Null,
+            serde_json::json!("gemini-3.8-flash-low"),
+            serde_json::json!("gemini-3.8-flash-low"),
+        ],
+        "{out:#?}"
     );
 }

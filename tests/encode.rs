@@ -6,13 +6,16 @@
 mod support;
 
 use serde_json::Value;
+use support::pb::Msg;
+use support::steps::signature;
 use support::{run, run_ok, stderr};
 
-/// A message stream in the exact form agy-decode writes.
+/// A message stream in the exact form agy-decode writes, each message at the
+/// idx of the step agy-encode gives it.
 const STREAM: &[&str] = &[
-    r#"{"conversation":"conv-1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:03Z","content":[{"type":"text","text":"Fix the flaky test ✓ — ünïcode\nsecond line"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"aGVsbG8="}},{"type":"image","source":{"type":"base64","data":"AAAA"}}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","idx":0,"timestamp":"2026-08-10T09:14:03Z","content":[{"type":"text","text":"Fix the flaky test ✓ — ünïcode\nsecond line"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"aGVsbG8="}},{"type":"image","source":{"type":"base64","data":"AAAA"}}]}"#,
     concat!(
-        r#"{"conversation":"conv-1","kind":"message","role":"assistant","timestamp":"2026-08-10T09:14:04Z","model":"gemini-3-flash-agent","stop_reason":"tool_use","#,
+        r#"{"conversation":"conv-1","kind":"message","role":"assistant","idx":1,"timestamp":"2026-08-10T09:14:04Z","model":"gemini-3-flash-agent","stop_reason":"tool_use","#,
         r#""usage":{"input_tokens":16870,"output_tokens":275,"cache_creation_input_tokens":0,"cache_read_input_tokens":12000},"content":["#,
         r#"{"type":"thinking","thinking":"Let me think… 思考","signature":"c2lnbmF0dXJl"},{"type":"text","text":"Running the tests."},"#,
         r#"{"type":"tool_use","id":"call_1","name":"Bash","input":{"command":"cargo test","workdir":"/r é","WaitMsBeforeAsync":5000,"toolAction":"Running"}},"#,
@@ -23,24 +26,30 @@ const STREAM: &[&str] = &[
         r#"{"type":"tool_use","id":"call_6","name":"mcp_github_search","input":{"q":{"nested":[1,2.5,null]}},"signature":"deadbeef"},"#,
         r#"{"type":"tool_use","id":"call_7","name":"invoke_subagent","input":"raw args"},"#,
         r#"{"type":"tool_use","id":"call_8","name":"list_dir","input":{"DirectoryPath":"/r/src"}},"#,
+        r#"{"type":"tool_use","id":"call_10","name":"grep_search","input":{"Query":"todo","SearchPath":"/r"}},"#,
+        r#"{"type":"tool_use","id":"call_11","name":"call_mcp_tool","input":{"ServerName":"github","ToolName":"search","Arguments":{"q":"flaky"}}},"#,
+        r#"{"type":"tool_use","id":"call_12","name":"task_boundary","input":{"TaskName":"Tests","TaskStatus":"running"}},"#,
         r#"{"type":"tool_use","id":"call_9","name":"Bash","input":{"command":"sleep 100"}}]}"#
     ),
-    r#"{"conversation":"conv-1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_1","content":"boom\n","is_error":true}]}"#,
-    r#"{"conversation":"conv-1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_2","content":"5: fn main() {}"}]}"#,
-    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_3","content":{"file":"/r/new.rs","created":true}}]}"#,
-    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_4","content":"Edit applied to /r/a.rs"}]}"#,
-    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_5","content":[{"name":"src","is_dir":true,"num_children":4},{"name":"Cargo.toml","is_dir":false,"size_bytes":120},{}]}]}"#,
-    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_6","content":""}]}"#,
-    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_7","content":"","is_error":true}]}"#,
-    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"call_8","content":["lib.rs","main.rs"]}]}"#,
-    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[{"type":"text","text":"Tool result for ghost (error): boo"}]}"#,
-    r#"{"conversation":"conv-1","kind":"message","role":"assistant","timestamp":"2026-08-10T09:15:00.123456789Z","model":"model-1020","stop_reason":"stop-42","content":[{"type":"text","text":"Next."}]}"#,
-    r#"{"conversation":"conv-1","kind":"message","role":"assistant","content":[]}"#,
-    r#"{"conversation":"conv-1","kind":"message","role":"user","content":[]}"#,
-    r#"{"conversation":"conv-1","kind":"message","role":"assistant","timestamp":"2026-08-10T09:16:00.120Z","stop_reason":"end_turn","usage":{"output_tokens":3},"content":[{"type":"thinking","thinking":"","signature":"only-sig"},{"type":"text","text":"\"quoted\" \\ \u0001 tab\t"}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","idx":2,"timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_1","content":"boom\n","is_error":true}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","idx":3,"timestamp":"2026-08-10T09:14:05Z","content":[{"type":"tool_result","tool_use_id":"call_2","content":"5: fn main() {}"}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","idx":4,"content":[{"type":"tool_result","tool_use_id":"call_3","content":{"file":"/r/new.rs","created":true}}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","idx":5,"content":[{"type":"tool_result","tool_use_id":"call_4","content":"Edit applied to /r/a.rs"}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","idx":6,"content":[{"type":"tool_result","tool_use_id":"call_5","content":[{"name":"src","is_dir":true,"num_children":4},{"name":"Cargo.toml","is_dir":false,"size_bytes":120},{}]}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","idx":7,"content":[{"type":"tool_result","tool_use_id":"call_6","content":""}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","idx":8,"content":[{"type":"tool_result","tool_use_id":"call_7","content":"","is_error":true}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","idx":9,"content":[{"type":"tool_result","tool_use_id":"call_8","content":["lib.rs","main.rs"]}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","idx":10,"content":[{"type":"tool_result","tool_use_id":"call_10","content":"src/lib.rs:3:// todo"}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","idx":11,"content":[{"type":"tool_result","tool_use_id":"call_11","content":"[1 issue]"}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","idx":12,"content":[{"type":"tool_result","tool_use_id":"call_12","content":"Tests\nrunning"}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","idx":13,"content":[{"type":"tool_result","tool_use_id":"ghost","content":"boo","is_error":true}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"assistant","idx":14,"timestamp":"2026-08-10T09:15:00.123456789Z","model":"model-1020","stop_reason":"stop-42","content":[{"type":"text","text":"Next."}]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"assistant","idx":15,"content":[]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"user","idx":16,"content":[]}"#,
+    r#"{"conversation":"conv-1","kind":"message","role":"assistant","idx":17,"timestamp":"2026-08-10T09:16:00.120Z","stop_reason":"end_turn","usage":{"output_tokens":3},"content":[{"type":"thinking","thinking":"","signature":"5e1605"},{"type":"text","text":"\"quoted\" \\ \u0001 tab\t"}]}"#,
     r#"{"conversation":"conv-1","kind":"meta","id":"conv-1","timestamp":"2026-08-10T09:00:00Z","cwd":"/r é","git_branch":"feature/ü","title":"A title, not the first text","model":"model-1020"}"#,
-    r#"{"conversation":"conv-2","kind":"message","role":"user","content":[{"type":"text","text":"hi"}]}"#,
-    r#"{"conversation":"conv-2","kind":"message","role":"assistant","model":"other","stop_reason":"max_tokens","content":[{"type":"text","text":"hello"}]}"#,
+    r#"{"conversation":"conv-2","kind":"message","role":"user","idx":0,"content":[{"type":"text","text":"hi"}]}"#,
+    r#"{"conversation":"conv-2","kind":"message","role":"assistant","idx":1,"model":"other","stop_reason":"max_tokens","content":[{"type":"text","text":"hello"}]}"#,
     r#"{"conversation":"conv-2","kind":"meta","id":"conv-2","title":"hi","model":"other"}"#,
 ];
 
@@ -105,7 +114,10 @@ fn typed_kinds_as_agy_1_0_16_and_generic_as_1_1() {
             (132, 3), // MCP tool
             (132, 7), // subagent, failed
             (9, 3),   // list_dir, names
-            (14, 3),  // orphan result as user text
+            (7, 3),   // grep_search, as its own kind
+            (38, 3),  // call_mcp_tool, as its own kind
+            (81, 3),  // task_boundary, as its own kind
+            (132, 7), // orphan result: a tool step of its own
             (15, 3),
             (15, 3),
             (14, 3),
@@ -118,8 +130,53 @@ fn typed_kinds_as_agy_1_0_16_and_generic_as_1_1() {
     let kinds: Vec<i64> = step_kinds(&generic, "conv-1").iter().map(|k| k.0).collect();
     assert_eq!(
         kinds,
-        [14, 15, 132, 132, 5, 132, 9, 132, 132, 9, 14, 15, 15, 14, 15, 132, 23]
+        [14, 15, 132, 132, 5, 132, 9, 132, 132, 9, 132, 132, 132, 132, 15, 15, 14, 15, 132, 23]
     );
+}
+
+/// The metadata and step_payload of the steps row at `idx`.
+fn step_at(rows: &str, conversation: &str, idx: i64) -> (Vec<u8>, Vec<u8>) {
+    let record = rows
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| {
+            r["table"] == "steps" && r["conversation"] == conversation && r["row"]["idx"] == idx
+        })
+        .unwrap();
+    let column = |name: &str| hex::decode(record["row"][name].as_str().unwrap()).unwrap();
+    (column("metadata"), column("step_payload"))
+}
+
+fn contains(haystack: &[u8], needle: &Msg) -> bool {
+    haystack.windows(needle.0.len()).any(|w| w == needle.0)
+}
+
+#[test]
+fn signatures_and_orphan_results_are_written_in_agy_shape() {
+    for args in [&[][..], &["--generic"][..]] {
+        let rows = encode(args, &stream());
+        let (_, planner) = step_at(&rows, "conv-1", 1);
+        // A signature that is not hex is TX's string form, at 20.4.
+        assert!(contains(&planner, &Msg::new().str(4, "c2lnbmF0dXJl")));
+        // A tool call's hex signature is ChatToolCall.7 {2 {1: bytes}}.
+        let call_6 = Msg::new().msg(7, signature(&[0xde, 0xad, 0xbe, 0xef]));
+        assert!(contains(&planner, &call_6));
+        let (tool_meta, _) = step_at(&rows, "conv-1", 7);
+        assert!(contains(&tool_meta, &call_6));
+        // A reply with no thinking text keeps its signature at 20.14
+        // {2 {1: bytes}}, as agy 1.1.23 writes it.
+        let (_, quiet) = step_at(&rows, "conv-1", 17);
+        assert!(contains(
+            &quiet,
+            &Msg::new().msg(14, signature(&[0x5e, 0x16, 0x05]))
+        ));
+        // The orphan result runs a call that has only its id.
+        let (orphan_meta, _) = step_at(&rows, "conv-1", 13);
+        assert!(contains(
+            &orphan_meta,
+            &Msg::new().msg(4, Msg::new().str(1, "ghost"))
+        ));
+    }
 }
 
 #[test]
@@ -232,11 +289,11 @@ fn foreign_input_is_normalised() {
     assert_same_lines(
         &decode(&rows),
         &[
-            r#"{"conversation":"f1","kind":"message","role":"user","timestamp":"2026-08-10T09:14:03Z","content":[{"type":"text","text":"a\n\nb"}]}"#,
-            r#"{"conversation":"f1","kind":"message","role":"assistant","stop_reason":"end_turn","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]}"#,
-            r#"{"conversation":"f1","kind":"message","role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"xy"}]}"#,
-            r#"{"conversation":"f1","kind":"message","role":"user","content":[{"type":"text","text":"Tool result for nope: late"}]}"#,
-            r#"{"conversation":"f1","kind":"message","role":"user","content":[{"type":"text","text":"more"}]}"#,
+            r#"{"conversation":"f1","kind":"message","role":"user","idx":0,"timestamp":"2026-08-10T09:14:03Z","content":[{"type":"text","text":"a\n\nb"}]}"#,
+            r#"{"conversation":"f1","kind":"message","role":"assistant","idx":1,"stop_reason":"end_turn","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]}"#,
+            r#"{"conversation":"f1","kind":"message","role":"user","idx":2,"content":[{"type":"tool_result","tool_use_id":"t1","content":"xy"}]}"#,
+            r#"{"conversation":"f1","kind":"message","role":"user","idx":3,"content":[{"type":"tool_result","tool_use_id":"nope","content":"late"}]}"#,
+            r#"{"conversation":"f1","kind":"message","role":"user","idx":4,"content":[{"type":"text","text":"more"}]}"#,
             r#"{"conversation":"f1","kind":"meta","id":"f1","timestamp":"2026-08-10T09:14:03Z","title":"a\n\nb"}"#,
         ]
         .join("\n"),

@@ -13,7 +13,6 @@ use support::{brain_file, run_ok, AgyDb, Scratch};
 const T0: i64 = 1_786_353_243;
 const ID: &str = "0b7e1f2a-9c3d-4e5f-8a7b-1c2d3e4f5a6b";
 
-const TASK_BOUNDARY: u64 = 81;
 const NOTIFY_USER: u64 = 82;
 const ERROR_MESSAGE: u64 = 17;
 const EPHEMERAL_MESSAGE: u64 = 90;
@@ -21,6 +20,16 @@ const DIRECTORY_RULES: u64 = 139;
 const FILE_CHANGE: u64 = 86;
 
 use support::steps::decode_lines as decode;
+
+/// The `steps` row at `idx` of a row stream, as JSON.
+fn steps_row(lines: &[String], idx: i64) -> serde_json::Value {
+    lines
+        .iter()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|r| r["table"] == "steps" && r["row"]["idx"] == idx)
+        .unwrap()["row"]
+        .clone()
+}
 
 /// Every bookkeeping kind of the system table, an unknown kind alone and
 /// one executing a call, and a known kind whose payload nothing reads.
@@ -117,14 +126,17 @@ fn bookkeeping_stream() -> Vec<String> {
 #[test]
 fn all_shows_bookkeeping_and_what_is_not_understood() {
     let lines = bookkeeping_stream();
-    let user = r#"{"conversation":"s","kind":"message","role":"user","timestamp":"2026-08-10T09:14:03Z","content":[{"type":"text","text":"hi"}]}"#;
-    let assistant = r#"{"conversation":"s","kind":"message","role":"assistant","timestamp":"2026-08-10T09:14:03Z","content":[{"type":"tool_use","id":"c9","name":"future_tool","input":{}}]}"#;
-    let result = r#"{"conversation":"s","kind":"message","role":"user","timestamp":"2026-08-10T09:14:04Z","content":[{"type":"tool_result","tool_use_id":"c9","content":""}]}"#;
+    let user = r#"{"conversation":"s","kind":"message","role":"user","idx":0,"timestamp":"2026-08-10T09:14:03Z","content":[{"type":"text","text":"hi"}]}"#;
+    let assistant = r#"{"conversation":"s","kind":"message","role":"assistant","idx":10,"timestamp":"2026-08-10T09:14:03Z","content":[{"type":"tool_use","id":"c9","name":"future_tool","input":{}}]}"#;
+    let result = r#"{"conversation":"s","kind":"message","role":"user","idx":11,"timestamp":"2026-08-10T09:14:04Z","content":[{"type":"tool_result","tool_use_id":"c9","content":""}]}"#;
     let meta = r#"{"conversation":"s","kind":"meta","id":"s","timestamp":"2026-08-10T09:14:03Z","title":"Title"}"#;
     // Without --all: exactly the messages of before.
     assert_lines(&decode(&[], &lines), &[user, assistant, result, meta]);
     let sys =
         |rest: &str| format!(r#"{{"conversation":"s","kind":"message","role":"system",{rest}}}"#);
+    // A kind nothing here reads carries its whole Step, the row's
+    // step_payload.
+    let raw = |idx: i64| steps_row(&lines, idx)["step_payload"].clone();
     assert_lines(
         &decode(&["--all"], &lines),
         &[
@@ -165,13 +177,15 @@ fn all_shows_bookkeeping_and_what_is_not_understood() {
                 r#"{"type":"text","text":"summary","field":"session_summary"},"#,
                 r#"{"type":"text","text":"Title","field":"conversation_title"}]"#
             )),
-            &sys(
-                r#""step_type":"OPEN_BROWSER_URL","idx":9,"timestamp":"2026-08-10T09:14:03Z","content":[{"type":"text","text":"step type 56 (OPEN_BROWSER_URL) is not understood; Step fields present: 1, 4, 5, 900"}]"#,
-            ),
+            &sys(&format!(
+                r#""step_type":"OPEN_BROWSER_URL","idx":9,"timestamp":"2026-08-10T09:14:03Z","raw":{},"content":[{{"type":"text","text":"step type 56 (OPEN_BROWSER_URL) is not understood; Step fields present: 1, 4, 5, 900"}}]"#,
+                raw(9)
+            )),
             assistant,
-            &sys(
-                r#""step_type":"250","idx":11,"timestamp":"2026-08-10T09:14:04Z","content":[{"type":"text","text":"step type 250 is not understood; Step fields present: 1, 4, 5, 7, 300"}]"#,
-            ),
+            &sys(&format!(
+                r#""step_type":"250","idx":11,"timestamp":"2026-08-10T09:14:04Z","raw":{},"content":[{{"type":"text","text":"step type 250 is not understood; Step fields present: 1, 4, 5, 7, 300"}}]"#,
+                raw(11)
+            )),
             result,
             meta,
         ],
@@ -179,24 +193,25 @@ fn all_shows_bookkeeping_and_what_is_not_understood() {
 }
 
 #[test]
-fn encode_writes_system_messages_back_and_skips_what_it_cannot_rebuild() {
+fn encode_writes_system_messages_back_and_raw_steps_byte_for_byte() {
+    let source = bookkeeping_stream();
     let messages = run_ok(
         "agy-decode",
         &["--all"],
-        (bookkeeping_stream().join("\n") + "\n").as_bytes(),
+        (source.join("\n") + "\n").as_bytes(),
     );
+    let rows: Vec<String> = String::from_utf8(run_ok("agy-encode", &[], &messages))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    // Every message comes back at its idx, the not-understood kinds too.
     let again = run_ok(
         "agy-decode",
         &["--all"],
-        &run_ok("agy-encode", &[], &messages),
+        (rows.join("\n") + "\n").as_bytes(),
     );
-    // The two not-understood kinds have no payload to rebuild: they are
-    // left out, and everything else comes back at its idx.
-    let expected: Vec<&str> = std::str::from_utf8(&messages)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.contains("is not understood"))
-        .collect();
+    let expected: Vec<&str> = std::str::from_utf8(&messages).unwrap().lines().collect();
     assert_lines(
         &String::from_utf8(again)
             .unwrap()
@@ -205,6 +220,23 @@ fn encode_writes_system_messages_back_and_skips_what_it_cannot_rebuild() {
             .collect::<Vec<_>>(),
         &expected,
     );
+    // Those are written back from their raw Step: the same bytes, their
+    // columns mirroring it. The one that executed call c9 holds its result,
+    // which is not written again.
+    for idx in [9, 11] {
+        let (original, written) = (steps_row(&source, idx), steps_row(&rows, idx));
+        for column in [
+            "step_type",
+            "status",
+            "metadata",
+            "error_details",
+            "step_payload",
+        ] {
+            assert_eq!(written[column], original[column], "step {idx} {column}");
+        }
+    }
+    let steps = rows.iter().filter(|r| r.contains(r#""table":"steps""#));
+    assert_eq!(steps.count(), 12);
 }
 
 /// A database using what issue 4 added: every bookkeeping kind, a pending

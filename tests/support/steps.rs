@@ -15,6 +15,7 @@ pub const LIST_DIRECTORY: u64 = 9;
 pub const RUN_COMMAND: u64 = 21;
 pub const CHECKPOINT: u64 = 23;
 pub const MCP_TOOL: u64 = 38;
+pub const TASK_BOUNDARY: u64 = 81;
 pub const CONVERSATION_HISTORY: u64 = 98;
 pub const SYSTEM_MESSAGE: u64 = 101;
 pub const GENERIC: u64 = 132;
@@ -34,6 +35,12 @@ pub fn metadata(seconds: i64, source: u64) -> Msg {
 /// A ChatToolCall {1 id, 2 name, 3 arguments_json}.
 pub fn call(id: &str, name: &str, args_json: &str) -> Msg {
     Msg::new().str(1, id).str(2, name).str(3, args_json)
+}
+
+/// A thinking signature as agy 1.1.23 writes it, at PlannerResponse 14 and
+/// ChatToolCall 7 (FORMAT.md 13 rows 1-2): the message `{2 {1: bytes}}`.
+pub fn signature(bytes: &[u8]) -> Msg {
+    Msg::new().msg(2, Msg::new().bytes(1, bytes))
 }
 
 /// A tool step's metadata: created_at, source MODEL, the call it runs (4).
