@@ -537,7 +537,11 @@ impl Conversation {
                 if let Some(bookkeeping) = bookkeeping {
                     if self.all {
                         let content = bookkeeping.blocks(view.payload());
-                        self.system_message(step_kind, idx, timestamp.clone(), content, None, out);
+                        // One that executed a call is carried whole, as the
+                        // step also answers the call below and agy-encode
+                        // must write one step for the two messages.
+                        let raw = call.map(|_| Cow::Owned(hex::encode(view.step.bytes())));
+                        self.system_message(step_kind, idx, timestamp.clone(), content, raw, out);
                     }
                     // A bookkeeping kind that executed a call (agy's
                     // task_boundary tool) still answers it.

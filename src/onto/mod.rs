@@ -664,10 +664,25 @@ impl Merger {
                 write_line(out, &line)?;
                 continue;
             }
+            // A step's own files (a spilled output) get its text edits.
+            let edits = step_of_path(path).and_then(|old| conv.text_edits.get(&old));
+            let edited = match (edits, content) {
+                (Some(edits), FileContent::Text(text)) => {
+                    let mut bytes = text.as_bytes().to_vec();
+                    for (o, n) in edits {
+                        bytes = patch::replace_bytes(&bytes, o.as_bytes(), n.as_bytes());
+                    }
+                    (bytes != text.as_bytes()).then_some(bytes)
+                }
+                _ => None,
+            };
             match conv.renumber_path(path) {
-                Some(new_path) if new_path == **path => write_line(out, &line)?,
+                Some(new_path) if new_path == **path && edited.is_none() => write_line(out, &line)?,
                 Some(new_path) => {
-                    let bytes = content.to_bytes()?;
+                    let bytes = match edited {
+                        Some(bytes) => bytes,
+                        None => content.to_bytes()?,
+                    };
                     crate::record::write_file_part(
                         out.buf(),
                         &conv.id,
@@ -688,6 +703,17 @@ impl Merger {
         }
         Ok(())
     }
+}
+
+/// The step a brain path belongs to: `steps/<idx>/…` or
+/// `.system_generated/steps/<idx>/…`.
+fn step_of_path(path: &str) -> Option<i64> {
+    let rest = path
+        .strip_prefix("steps/")
+        .or_else(|| path.strip_prefix(".system_generated/steps/"))?;
+    let (number, _) = rest.split_once('/')?;
+    let idx: i64 = number.parse().ok()?;
+    (idx.to_string() == number).then_some(idx)
 }
 
 /// Writes `line` and its newline as one record.
@@ -865,19 +891,13 @@ impl Merge {
     /// A brain path with its `steps/<idx>/` renumbered; `None` when that
     /// step was deleted.
     fn renumber_path(&self, path: &str) -> Option<String> {
-        for prefix in ["steps/", ".system_generated/steps/"] {
-            if let Some(rest) = path.strip_prefix(prefix) {
-                if let Some((number, tail)) = rest.split_once('/') {
-                    if let Ok(old) = number.parse::<i64>() {
-                        if old.to_string() == number {
-                            let new = self.new_idx(old)?;
-                            return Some(format!("{prefix}{new}/{tail}"));
-                        }
-                    }
-                }
-            }
-        }
-        Some(path.to_string())
+        let Some(old) = step_of_path(path) else {
+            return Some(path.to_string());
+        };
+        let new = self.new_idx(old)?;
+        let (prefix, rest) = path.split_at(path.find("steps/").expect("a step's path") + 6);
+        let tail = &rest[old.to_string().len()..];
+        Some(format!("{prefix}{new}{tail}"))
     }
 
     /// Writes a new message's steps where the merge stands.
