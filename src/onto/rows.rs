@@ -1,0 +1,481 @@
+//! The rows and brain files around the steps: written after them, with
+//! the new numbering and the edits applied.
+
+use std::collections::HashSet;
+
+use super::{patch, Merge, Merger};
+use crate::error::{Error, Result};
+use crate::io::Output;
+use crate::message::ToolInput;
+use crate::record::{FileContent, Record};
+use crate::steps::field;
+use crate::wire;
+
+impl Merger {
+    /// The held rows of other tables, with the step numbering applied.
+    pub(super) fn write_held(&mut self, conv: &mut Merge, out: &mut Output) -> Result<()> {
+        let identity = conv.is_identity();
+        let mut line = Vec::new();
+        let mut generation = 0i64;
+        for range in std::mem::take(&mut conv.held_lines) {
+            line.clear();
+            conv.held.read_range(range, &mut line)?;
+            if identity {
+                out.buf().extend_from_slice(&line);
+                out.buf().push(b'\n');
+                out.end_record()?;
+                continue;
+            }
+            let record = Record::parse(&line).map_err(|e| self.original_error(e))?;
+            let Record::Row { table, row, .. } = &record else {
+                unreachable!("only rows are held")
+            };
+            match &**table {
+                "gen_metadata" => {
+                    let data = row
+                        .get("data")
+                        .map(|c| c.blob_bytes())
+                        .transpose()?
+                        .flatten();
+                    let Some(data) = data else {
+                        write_line(out, &line)?;
+                        continue;
+                    };
+                    let indices =
+                        wire::Message::new(&data).repeated_varints(field::generator::STEP_INDICES);
+                    let kept: Vec<u64> = indices
+                        .iter()
+                        .filter_map(|&i| conv.new_idx(i as i64))
+                        .map(|i| i as u64)
+                        .collect();
+                    if !indices.is_empty() && kept.is_empty() {
+                        // Every step of this generation was deleted.
+                        continue;
+                    }
+                    let data = set_step_indices(&data, &kept);
+                    let mut edits = vec![("data", CellEdit::Blob(data.clone()))];
+                    if row.get("size").is_some() {
+                        edits.push(("size", CellEdit::Integer(data.len() as i64)));
+                    }
+                    edits.push(("idx", CellEdit::Integer(generation)));
+                    generation += 1;
+                    write_line(out, &edit_row(&line, &edits)?)?;
+                }
+                "parent_references" => {
+                    let data = row
+                        .get("data")
+                        .map(|c| c.blob_bytes())
+                        .transpose()?
+                        .flatten()
+                        .unwrap_or_default();
+                    let reference = wire::Message::new(&data);
+                    let own = reference
+                        .get_str(field::reference::CONVERSATION_ID)
+                        .as_deref()
+                        == Some(conv.id.as_str());
+                    let step = reference.get_i64(field::reference::STEP_INDEX);
+                    match (own, step) {
+                        (true, Some(step)) => {
+                            let new = conv.new_idx_at_or_before(step);
+                            let data =
+                                patch::set_varint(&data, field::reference::STEP_INDEX, new as u64);
+                            write_line(out, &edit_row(&line, &[("data", CellEdit::Blob(data))])?)?;
+                        }
+                        _ => write_line(out, &line)?,
+                    }
+                }
+                _ => write_line(out, &line)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// The original's brain files, `steps/<idx>/` renumbered (dropped with
+    /// a deleted step), spilled outputs replaced where their text was
+    /// edited, and transcripts' `step_index` renumbered.
+    pub(super) fn copy_files(&mut self, conv: &mut Merge, out: &mut Output) -> Result<()> {
+        let identity = conv.is_identity() && conv.text_edits.is_empty();
+        let mut replaced: HashSet<String> = HashSet::new();
+        // A transcript being rewritten: its path and the start of a line
+        // that the next part continues.
+        let mut transcript: Option<(String, Vec<u8>)> = None;
+        while let Some(line) = self.next_original()? {
+            let record = Record::parse(&line).map_err(|e| self.original_error(e))?;
+            if record.conversation() != conv.id {
+                self.peeked = Some(line);
+                break;
+            }
+            let Record::File {
+                path,
+                append,
+                content,
+                dir,
+                ..
+            } = &record
+            else {
+                return Err(self.original_error(Error::data(
+                    "a row after the conversation's files (the --onto stream must be agy-dump's order)",
+                )));
+            };
+            if replaced.contains(&**path) {
+                continue;
+            }
+            if let Some((open, carry)) = transcript.take() {
+                if *append && open == **path {
+                    transcript = Some((open, carry));
+                } else if !carry.is_empty() {
+                    conv.write_transcript_part(out, &open, true, &carry)?;
+                }
+            }
+            let is_transcript =
+                path.starts_with(".system_generated/logs/transcript") && path.ends_with(".jsonl");
+            if is_transcript && !identity {
+                if let FileContent::Text(text) = content {
+                    let mut carry = match transcript.take() {
+                        Some((_, carry)) => carry,
+                        None => Vec::new(),
+                    };
+                    carry.extend_from_slice(text.as_bytes());
+                    let end = memchr::memrchr(b'\n', &carry).map_or(0, |i| i + 1);
+                    let rest = carry.split_off(end);
+                    conv.write_transcript_part(out, path, *append, &carry)?;
+                    transcript = Some((path.to_string(), rest));
+                    continue;
+                }
+            }
+            if let Some(text) = conv.spill_texts.remove(&**path) {
+                // The edited stream's text for a spilled result: written
+                // whole, if it differs from the file's.
+                let original = match content {
+                    FileContent::Text(t) => {
+                        let mut escaped = Vec::new();
+                        crate::json::write_str_body(&mut escaped, t);
+                        escaped
+                    }
+                    FileContent::Hex(_) => Vec::new(),
+                };
+                if *append || original != text {
+                    let mut quoted = b"\"".to_vec();
+                    quoted.extend_from_slice(&text);
+                    quoted.push(b'"');
+                    let text: String = serde_json::from_slice(&quoted)
+                        .map_err(|e| Error::data(format!("spilled result text: {e}")))?;
+                    let new_path = conv.renumber_path(path).unwrap_or(path.to_string());
+                    let mut rest = text.as_bytes();
+                    let mut first = true;
+                    while first || !rest.is_empty() {
+                        let n = crate::record::file_part_len(rest);
+                        crate::record::write_file_part(
+                            out.buf(),
+                            &conv.id,
+                            *dir,
+                            &new_path,
+                            !first,
+                            &rest[..n],
+                        );
+                        out.end_record()?;
+                        rest = &rest[n..];
+                        first = false;
+                    }
+                    replaced.insert(path.to_string());
+                    continue;
+                }
+            }
+            if identity {
+                write_line(out, &line)?;
+                continue;
+            }
+            // A step's own files (a spilled output) get its text edits.
+            let edits = step_of_path(path).and_then(|old| conv.text_edits.get(&old));
+            let edited = match (edits, content) {
+                (Some(edits), FileContent::Text(text)) => {
+                    let mut bytes = text.as_bytes().to_vec();
+                    for (o, n) in edits {
+                        bytes = patch::replace_bytes(&bytes, o.as_bytes(), n.as_bytes());
+                    }
+                    (bytes != text.as_bytes()).then_some(bytes)
+                }
+                _ => None,
+            };
+            match conv.renumber_path(path) {
+                Some(new_path) if new_path == **path && edited.is_none() => write_line(out, &line)?,
+                Some(new_path) => {
+                    let bytes = match edited {
+                        Some(bytes) => bytes,
+                        None => content.to_bytes()?,
+                    };
+                    crate::record::write_file_part(
+                        out.buf(),
+                        &conv.id,
+                        *dir,
+                        &new_path,
+                        *append,
+                        &bytes,
+                    );
+                    out.end_record()?;
+                }
+                None => {}
+            }
+        }
+        if let Some((open, carry)) = transcript.take() {
+            if !carry.is_empty() {
+                conv.write_transcript_part(out, &open, true, &carry)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Merge {
+    /// Writes transcript text as a part of the file at `path`, each line
+    /// for the new numbering.
+    pub(super) fn write_transcript_part(
+        &self,
+        out: &mut Output,
+        path: &str,
+        append: bool,
+        text: &[u8],
+    ) -> Result<()> {
+        let mut kept = Vec::with_capacity(text.len());
+        for line in text.split_inclusive(|&b| b == b'\n') {
+            let (body, newline) = match line.strip_suffix(b"\n") {
+                Some(body) => (body, true),
+                None => (line, false),
+            };
+            if let Some(new) = self.transcript_line(body) {
+                kept.extend_from_slice(&new);
+                if newline {
+                    kept.push(b'\n');
+                }
+            }
+        }
+        crate::record::write_file_part(
+            out.buf(),
+            &self.id,
+            crate::record::FileDir::Brain,
+            path,
+            append,
+            &kept,
+        );
+        out.end_record()
+    }
+
+    /// A brain transcript line (FORMAT.md 10) for the new numbering:
+    /// `None` when its step was deleted; an edited step's line with the
+    /// edits made in its escaped text too.
+    pub(super) fn transcript_line(&self, line: &[u8]) -> Option<Vec<u8>> {
+        const HEAD: &[u8] = b"{\"step_index\":";
+        let Some(rest) = line.strip_prefix(HEAD) else {
+            return Some(line.to_vec());
+        };
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        let Some(old) = std::str::from_utf8(&rest[..digits])
+            .ok()
+            .and_then(|d| d.parse::<i64>().ok())
+        else {
+            return Some(line.to_vec());
+        };
+        let new = self.new_idx(old)?;
+        let mut out = HEAD.to_vec();
+        out.extend_from_slice(new.to_string().as_bytes());
+        let mut tail = rest[digits..].to_vec();
+        for (o, n) in self.text_edits.get(&old).into_iter().flatten() {
+            let (mut eo, mut en) = (Vec::new(), Vec::new());
+            crate::json::write_str_body(&mut eo, o);
+            crate::json::write_str_body(&mut en, n);
+            if !eo.is_empty() {
+                tail = patch::replace_bytes(&tail, &eo, &en);
+            }
+        }
+        out.extend_from_slice(&tail);
+        Some(out)
+    }
+
+    /// A brain path with its `steps/<idx>/` renumbered; `None` when that
+    /// step was deleted.
+    pub(super) fn renumber_path(&self, path: &str) -> Option<String> {
+        let Some(old) = step_of_path(path) else {
+            return Some(path.to_string());
+        };
+        let new = self.new_idx(old)?;
+        let (prefix, rest) = path.split_at(path.find("steps/").expect("a step's path") + 6);
+        let tail = &rest[old.to_string().len()..];
+        Some(format!("{prefix}{new}{tail}"))
+    }
+}
+
+/// The step a brain path belongs to: `steps/<idx>/…` or
+/// `.system_generated/steps/<idx>/…`.
+pub(super) fn step_of_path(path: &str) -> Option<i64> {
+    let rest = path
+        .strip_prefix("steps/")
+        .or_else(|| path.strip_prefix(".system_generated/steps/"))?;
+    let (number, _) = rest.split_once('/')?;
+    let idx: i64 = number.parse().ok()?;
+    (idx.to_string() == number).then_some(idx)
+}
+
+/// Writes `line` and its newline as one record.
+pub(super) fn write_line(out: &mut Output, line: &[u8]) -> Result<()> {
+    out.buf().extend_from_slice(line);
+    out.buf().push(b'\n');
+    out.end_record()
+}
+
+/// The GENERIC args map entries `{1 key, 2 value}` of a ChatToolCall's
+/// arguments, string values as they are and others as JSON text.
+pub(super) fn generic_args(call: &[u8]) -> Vec<Vec<u8>> {
+    let json = wire::Message::new(call)
+        .get_str(field::tool_call::ARGUMENTS_JSON)
+        .unwrap_or_default();
+    let ToolInput::Object(args) = ToolInput::from_arguments_json(&json) else {
+        return Vec::new();
+    };
+    args.iter()
+        .map(|(key, value)| {
+            let mut entry = wire::Writer::new();
+            entry.string(field::generic::ENTRY_KEY, key);
+            match value {
+                serde_json::Value::String(s) => entry.string(field::generic::ENTRY_VALUE, s),
+                other => entry.string(
+                    field::generic::ENTRY_VALUE,
+                    &crate::json::value_to_string(other),
+                ),
+            };
+            entry.into_bytes()
+        })
+        .collect()
+}
+
+/// A generator's metadata with its step list replaced.
+pub(super) fn set_step_indices(data: &[u8], indices: &[u64]) -> Vec<u8> {
+    let (spans, tail) = wire::field_spans(data);
+    let mut out = wire::Writer::new();
+    let mut placed = false;
+    for (f, raw) in spans {
+        if f.number != field::generator::STEP_INDICES {
+            out.raw(raw);
+            continue;
+        }
+        if !placed {
+            // Packed, as proto3 writes a repeated integer.
+            let mut packed = wire::Writer::new();
+            for &i in indices {
+                packed.raw(&varint_bytes(i));
+            }
+            if !indices.is_empty() {
+                out.bytes(field::generator::STEP_INDICES, packed.as_bytes());
+            }
+            placed = true;
+        }
+    }
+    out.raw(tail);
+    out.into_bytes()
+}
+
+pub(super) fn varint_bytes(mut v: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+    out
+}
+
+/// A new value for one cell of a row.
+pub(super) enum CellEdit {
+    Integer(i64),
+    Blob(Vec<u8>),
+    Null,
+}
+
+/// `line` (a `row` record) with some cells replaced; every other byte of
+/// the record as it was.
+pub(super) fn edit_row(line: &[u8], edits: &[(&str, CellEdit)]) -> Result<Vec<u8>> {
+    let mut record: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(line).map_err(|e| Error::data(format!("bad JSON: {e}")))?;
+    let row = record
+        .get_mut("row")
+        .and_then(|r| r.as_object_mut())
+        .ok_or_else(|| Error::data("row record has no \"row\" object"))?;
+    for (column, edit) in edits {
+        let value = match edit {
+            CellEdit::Integer(v) => serde_json::Value::from(*v),
+            CellEdit::Blob(bytes) => serde_json::Value::String(hex::encode(bytes)),
+            CellEdit::Null => serde_json::Value::Null,
+        };
+        row.insert(column.to_string(), value);
+    }
+    Ok(serde_json::to_vec(&record).expect("serializing to a Vec cannot fail"))
+}
+
+/// The Step blob of a `steps` row line.
+pub(super) fn step_bytes_of(line: &[u8]) -> Result<Vec<u8>> {
+    let record = Record::parse(line)?;
+    let Record::Row { row, .. } = &record else {
+        return Err(Error::data("not a row"));
+    };
+    Ok(row
+        .get("step_payload")
+        .map(|c| c.blob_bytes())
+        .transpose()?
+        .flatten()
+        .unwrap_or_default())
+}
+
+/// A steps row with a new Step blob, its mirror columns (metadata, status,
+/// error_details) following it where they mirrored the old one.
+pub(super) fn row_with_step(
+    line: &[u8],
+    step: &[u8],
+    error: Option<Option<Vec<u8>>>,
+) -> Result<Vec<u8>> {
+    let old = step_bytes_of(line)?;
+    if old == step {
+        return Ok(line.to_vec());
+    }
+    let old_message = wire::Message::new(&old);
+    let new_message = wire::Message::new(step);
+    let mut edits = vec![("step_payload", CellEdit::Blob(step.to_vec()))];
+    let old_meta = old_message.get_bytes(field::step::METADATA);
+    let new_meta = new_message.get_bytes(field::step::METADATA);
+    if old_meta != new_meta {
+        if let Some(meta) = new_meta {
+            edits.push(("metadata", CellEdit::Blob(meta.to_vec())));
+        }
+    }
+    match error {
+        Some(Some(details)) => edits.push(("error_details", CellEdit::Blob(details))),
+        Some(None) => edits.push(("error_details", CellEdit::Null)),
+        None => {}
+    }
+    edit_row(line, &edits)
+}
+
+/// A steps row whose Step `edit` changes (its metadata column following),
+/// with its idx set to `idx`.
+pub(super) fn rewrite_step_row(
+    line: &[u8],
+    edit: impl FnOnce(&[u8]) -> Option<Vec<u8>>,
+    idx: Option<i64>,
+) -> Result<Vec<u8>> {
+    let old = step_bytes_of(line)?;
+    let mut edits = Vec::new();
+    if let Some(step) = edit(&old) {
+        let old_meta = wire::Message::new(&old).get_bytes(field::step::METADATA);
+        let new_meta = wire::Message::new(&step)
+            .get_bytes(field::step::METADATA)
+            .map(<[u8]>::to_vec);
+        if old_meta.map(<[u8]>::to_vec) != new_meta {
+            if let Some(meta) = new_meta {
+                edits.push(("metadata", CellEdit::Blob(meta)));
+            }
+        }
+        edits.push(("step_payload", CellEdit::Blob(step)));
+    }
+    if let Some(idx) = idx {
+        edits.push(("idx", CellEdit::Integer(idx)));
+    }
+    edit_row(line, &edits)
+}

@@ -1,0 +1,179 @@
+//! Settling each original step: kept, renumbered, deleted or edited, and
+//! new messages' steps where they stand.
+
+use super::edit::payload_fields;
+use super::rows::{generic_args, rewrite_step_row, write_line};
+use super::{patch, Merge, OriginalStep};
+use crate::encode;
+use crate::error::Result;
+use crate::io::Output;
+use crate::message::{Block, InputRecord};
+use crate::steps::field;
+use crate::wire;
+
+impl Merge {
+    /// Nothing renumbered or deleted so far.
+    pub(super) fn is_identity(&self) -> bool {
+        self.map.iter().all(|&(old, new)| new == Some(old))
+    }
+
+    pub(super) fn new_idx(&self, old: i64) -> Option<i64> {
+        match self.map.binary_search_by_key(&old, |&(o, _)| o) {
+            Ok(i) => self.map[i].1,
+            Err(_) => None,
+        }
+    }
+
+    /// The new idx of the last kept step at or before `old` (0 if none).
+    pub(super) fn new_idx_at_or_before(&self, old: i64) -> i64 {
+        let end = self.map.partition_point(|&(o, _)| o <= old);
+        self.map[..end]
+            .iter()
+            .rev()
+            .find_map(|&(_, new)| new)
+            .unwrap_or(0)
+    }
+
+    /// Writes a new message's steps where the merge stands.
+    pub(super) fn new_message(&mut self, record: InputRecord, out: &mut Output) -> Result<()> {
+        let at = self.next_idx;
+        let end = self.synth.message(record, at, out)?;
+        self.next_idx = end;
+        Ok(())
+    }
+
+    /// Decides the current original step: kept, deleted or edited.
+    pub(super) fn settle(&mut self, out: &mut Output) -> Result<()> {
+        let cur = self.cur.take().expect("a step to settle");
+        let call_removed = cur
+            .call_id
+            .as_ref()
+            .is_some_and(|id| matches!(self.changed_calls.get(id), Some(None)));
+        if !cur.named() {
+            if cur.hidden(self.all) && !call_removed {
+                return self.keep(&cur, None, out);
+            }
+            self.map.push((cur.idx, None));
+            self.delta -= 1;
+            return Ok(());
+        }
+        if cur.edited.is_empty() {
+            return self.keep(&cur, None, out);
+        }
+        let patched = self.patch(&cur)?;
+        match patched {
+            Some(row) => self.keep(&cur, Some(row), out),
+            None => {
+                // Not an edit of this step's own kind: the step goes, and
+                // its messages are written as new steps in its place.
+                self.map.push((cur.idx, None));
+                self.delta -= 1;
+                for line in &cur.edited {
+                    let mut record = encode::parse_line(line)?;
+                    record.idx = None;
+                    // The steps that execute its calls repeat them.
+                    for block in record.content.iter().flatten() {
+                        if let Block::ToolUse {
+                            id,
+                            name,
+                            input,
+                            signature,
+                        } = block
+                        {
+                            let call = self.synth.call_bytes(
+                                id,
+                                name,
+                                input.clone(),
+                                signature.as_deref(),
+                            )?;
+                            self.changed_calls.insert(id.to_string(), Some(call));
+                        }
+                    }
+                    self.new_message(record, out)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes an original step (or its edited row), renumbered where the
+    /// merge has moved, with the calls edits changed.
+    pub(super) fn keep(
+        &mut self,
+        cur: &OriginalStep,
+        edited: Option<Vec<u8>>,
+        out: &mut Output,
+    ) -> Result<()> {
+        let new = (cur.idx + self.delta).max(self.next_idx);
+        self.delta = new - cur.idx;
+        self.next_idx = new + 1;
+        self.map.push((cur.idx, Some(new)));
+        let mut line = edited.unwrap_or_else(|| cur.line.clone());
+        let changed_call = cur
+            .call_id
+            .as_ref()
+            .and_then(|id| self.changed_calls.get(id))
+            .and_then(|c| c.clone());
+        let arg_edits = cur
+            .call_id
+            .as_ref()
+            .and_then(|id| self.arg_edits.get(id))
+            .cloned()
+            .unwrap_or_default();
+        if new != cur.idx || changed_call.is_some() {
+            line = rewrite_step_row(
+                &line,
+                |step| {
+                    let mut step = step.to_vec();
+                    let mut changed = false;
+                    if let Some(call) = &changed_call {
+                        if let Some(s) = patch::edit_field(&step, field::step::METADATA, |m| {
+                            Some(patch::set_field(
+                                m,
+                                field::metadata::TOOL_CALL,
+                                std::slice::from_ref(call),
+                            ))
+                        }) {
+                            step = s;
+                            changed = true;
+                        }
+                        // A GENERIC carrier repeats the arguments as a map.
+                        if let Some(s) = patch::edit_field(&step, field::step::GENERIC, |generic| {
+                            let has_args = wire::Message::new(generic).has(field::generic::ARGS);
+                            has_args.then(|| {
+                                patch::set_field(generic, field::generic::ARGS, &generic_args(call))
+                            })
+                        }) {
+                            step = s;
+                            changed = true;
+                        }
+                    }
+                    // The executing step's own copies of edited arguments.
+                    let numbers = payload_fields();
+                    for (from, to) in &arg_edits {
+                        if let Some(s) = patch::replace_text_in(&step, &numbers, from, to) {
+                            step = s;
+                            changed = true;
+                        }
+                    }
+                    if new != cur.idx {
+                        if let Some(s) = patch::renumber_step(&step, cur.idx, new) {
+                            step = s;
+                            changed = true;
+                        }
+                    }
+                    changed.then_some(step)
+                },
+                Some(new),
+            )?;
+        }
+        write_line(out, &line)
+    }
+
+    pub(super) fn note_edit(&mut self, idx: i64, old: &str, new: &str) {
+        self.text_edits
+            .entry(idx)
+            .or_default()
+            .push((old.to_string(), new.to_string()));
+    }
+}
