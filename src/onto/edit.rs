@@ -361,6 +361,11 @@ impl Merge {
                         (old_text != new_text && !old_text.is_empty())
                             .then(|| (old_text.to_string(), new_text.to_string()))
                     });
+                    let pairs: Vec<(String, String)> = pairs.collect();
+                    for (o, n) in &pairs {
+                        // The reply's transcript line lists the arguments.
+                        self.note_edit(idx, o, n);
+                    }
                     self.arg_edits
                         .entry(old_id.clone())
                         .or_default()

@@ -280,11 +280,19 @@ impl Merge {
         out.extend_from_slice(new.to_string().as_bytes());
         let mut tail = rest[digits..].to_vec();
         for (o, n) in self.text_edits.get(&old).into_iter().flatten() {
+            // Texts sit in the line as JSON strings; tool arguments as JSON
+            // text inside those, escaped twice.
             let (mut eo, mut en) = (Vec::new(), Vec::new());
             crate::json::write_str_body(&mut eo, o);
             crate::json::write_str_body(&mut en, n);
+            let (mut eo2, mut en2) = (Vec::new(), Vec::new());
+            crate::json::write_str_body(&mut eo2, &String::from_utf8_lossy(&eo));
+            crate::json::write_str_body(&mut en2, &String::from_utf8_lossy(&en));
             if !eo.is_empty() {
                 tail = patch::replace_bytes(&tail, &eo, &en);
+                if eo2 != eo {
+                    tail = patch::replace_bytes(&tail, &eo2, &en2);
+                }
             }
         }
         out.extend_from_slice(&tail);
