@@ -228,6 +228,8 @@ if have_tool agy-encode && [[ -s $scratch/big.messages.ndjson ]]; then
     if have_tool agy-pack; then
         measure encode_pack "'$encode' < '$scratch/big.messages.ndjson' | '$pack' --root '$scratch/encode-root' > /dev/null" "rm -rf '$scratch/encode-root'"
     fi
+    # Writing the unedited messages back onto their rows (issue 9).
+    measure encode_onto "'$encode' --onto '$scratch/big.rows.ndjson' < '$scratch/big.messages.ndjson' > /dev/null"
 fi
 
 # ---------------------------------------------------------------------------
@@ -369,6 +371,11 @@ if got decode; then
     row "rows to messages (reference)" "\`agy-decode < big.rows.ndjson\`" "$(secs decode)" "$(mib decode)" "1.00x" "" ""
 else
     row "rows to messages (reference)" "\`agy-decode < big.rows.ndjson\`" "$(missing decode agy-decode agy-dump)" "" "" "" ""
+fi
+if got encode_onto && got encode; then
+    v=$(verdict "$(le "${wall[encode_onto]}" "$(awk -v a="${wall[encode]}" 'BEGIN { print a * 1.3 }')")")
+    [[ ${rss_max[encode_onto]} -le $((32 * 1024)) ]] || v=$(verdict 0)
+    row "messages back onto their rows" "\`agy-encode --onto big.rows.ndjson < big.messages.ndjson\`" "$(secs encode_onto)" "$(mib encode_onto)" "$(ratio "${wall[encode_onto]}" "${wall[encode]}") vs encode" "<= 1.3x agy-encode, <= 32 MiB" "$v"
 fi
 if got encode_pack; then
     row "messages to a conversation db" "\`agy-encode < big.messages.ndjson \| agy-pack --root NEW\`" "$(secs encode_pack)" "$(mib_stages encode_pack)" "" "(information)" ""

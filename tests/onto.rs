@@ -53,8 +53,8 @@ fn rich_metadata(idx: u64, seconds: i64, source: u64) -> Msg {
 /// thinking text but a signature at 20.14, a GENERIC run_command whose
 /// result wraps the typed Step in an Any and spills to a brain file, a
 /// history step (hidden without --all), a task boundary answering a call,
-/// a call still pending, an unknown kind, a failed call, a checkpoint, and
-/// transcripts.
+/// a call still pending, an unknown kind, a failed call, an image, a
+/// checkpoint, transcripts, a fork reference and the ACP lane's sidecar.
 fn real_shaped(root: &Path) {
     let db = AgyDb::create(root, ID);
     db.trajectory_metadata(
@@ -260,7 +260,9 @@ fn real_shaped(root: &Path) {
         DONE,
         &rich_metadata(10, T0 + 10, 4),
         19,
-        Msg::new().str(2, "Thanks. Bye."),
+        Msg::new()
+            .str(2, "Thanks. Bye.")
+            .msg(5, Msg::new().str(1, "aGVsbG8=").str(2, "image/png")),
     );
     put(
         11,
@@ -292,7 +294,25 @@ fn real_shaped(root: &Path) {
                 .build(),
         );
     }
+    // Lineage: forked from another conversation at its step 4.
+    db.conn
+        .execute(
+            "INSERT INTO parent_references (idx, data) VALUES (0, ?1)",
+            [Msg::new()
+                .str(1, "traj-parent")
+                .varint(2, 4)
+                .varint(5, 2)
+                .str(6, "9e8d7c6b-5a49-4382-a1b0-c9d8e7f6a5b4")
+                .build()],
+        )
+        .unwrap();
     db.close();
+    // The ACP lane's sidecar.
+    std::fs::write(
+        root.join("conversations").join(format!("{ID}.meta")),
+        br#"{"cwd":"/work/app","mode_id":"default"}"#,
+    )
+    .unwrap();
     let mut transcript = String::new();
     for (idx, kind, text) in [
         (
