@@ -23,6 +23,7 @@ database written.
 
 A conversation is written to temporary files and renamed into place only
 when all its records were good: on an error nothing of it is left behind.
+What a killed run left behind is cleared by the next run into the root.
 
 Options:
       --root DIR     data root to write under (default: $GEMINI_HOME/antigravity-cli,
@@ -65,11 +66,14 @@ fn run() -> Result<()> {
         Some(dir) => dir,
         None => root::default_root(lane)?,
     };
-    let mut packer = Packer::new(PackOptions {
-        root,
-        force,
-        dry_run,
-    })?;
+    let mut packer = Packer::new(
+        PackOptions {
+            root,
+            force,
+            dry_run,
+        },
+        Box::new(|message| cli::warn(NAME, message)),
+    )?;
     let mut out = Output::stdout();
     let report = |out: &mut Output, path: Option<PathBuf>| -> Result<()> {
         if let Some(path) = path {
@@ -88,7 +92,16 @@ fn run() -> Result<()> {
                 Ok(None) => break,
                 Err(e) => return Err(abandon(&mut packer, e)),
             };
-            let written = Record::parse(line).and_then(|record| packer.add(record));
+            let written = Record::parse(line).and_then(|record| {
+                let mut path = None;
+                if packer
+                    .pending_id()
+                    .is_some_and(|id| id != record.conversation())
+                {
+                    path = packer.finish()?;
+                }
+                packer.add(record).map(|()| path)
+            });
             match written {
                 Ok(path) => report(&mut out, path)?,
                 Err(e) => return Err(abandon(&mut packer, e).context(lines.place())),

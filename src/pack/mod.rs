@@ -1,15 +1,20 @@
 //! agy-pack: the row stream back into `conversations/<id>.db` and
 //! `brain/<id>/` under a data root.
 //!
-//! Each conversation is built in temporary files beside its destination and
-//! renamed into place only when every one of its records was good, so a
-//! failure at any line leaves the root as it was. Rows are inserted as they
-//! arrive, so memory stays bounded by one record.
+//! Each conversation is claimed first (see [`claim`]: one writer at a time,
+//! and whatever a killed run left is cleared or finished by the next), then
+//! built in temporary files beside its destination and renamed into place
+//! only when every one of its records was good, so a failure at any line
+//! leaves the root as it was. Rows are inserted as they arrive, so memory
+//! stays bounded by one record.
 
-use std::collections::{HashMap, HashSet};
+mod claim;
+
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use rusqlite::Connection;
 
@@ -17,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::record::{Column, FileContent, FileDir, Record, RowCells};
 use crate::root;
 use crate::store::{self, Bind, AGY_SCHEMA, AGY_USER_VERSION};
+use claim::{Attempt, Claim, Leftover, Names};
 
 /// How to pack.
 #[derive(Clone, Debug)]
@@ -42,40 +48,77 @@ enum Stage {
 /// A conversation being assembled in temporary files.
 struct Pending {
     id: String,
+    names: Names,
+    /// Held until the conversation is in place or its temporaries are gone.
+    claim: Claim,
     stage: Stage,
     user_version: i64,
     conn: Option<Connection>,
-    tmp_db: PathBuf,
-    tmp_brain: PathBuf,
-    /// The ACP `<id>.meta` sidecar, once the stream has carried one.
-    tmp_meta: Option<PathBuf>,
+    /// Whether the stream carried the ACP `<id>.meta` sidecar.
+    has_meta: bool,
     /// Columns of each created table, for values' affinity.
     tables: HashMap<String, Vec<Column>>,
     files: HashSet<String>,
     saw_schema: bool,
+    /// Past the point of no return: the temporaries are the new
+    /// conversation now, to be finished, never removed.
+    installing: bool,
 }
 
 /// Packs a stream of records, one conversation at a time.
 pub struct Packer {
     options: PackOptions,
+    /// Where temporaries are built: the root itself, or for `--dry-run` a
+    /// private directory that is removed at the end.
+    work: PathBuf,
     pending: Option<Pending>,
-    done: HashSet<String>,
-    /// A private directory for `--dry-run` builds.
-    scratch: Option<PathBuf>,
+    /// Conversations that ended, written or not: their records may not
+    /// come again.
+    ended: HashSet<String>,
+    warn: Box<dyn FnMut(String)>,
 }
 
 static SCRATCH_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+/// A test hook: with `AGY_PACK_KILL_AT=STEP` in the environment, agy-pack
+/// kills itself with SIGKILL right after the named step of putting a
+/// conversation in place (`written`, `synced`, `ready`, `sidecars`, `meta`,
+/// `brain-aside`, `brain`, `db`), so a test can stop a run exactly where
+/// a crash could, which an outside kill hits only by luck.
+fn kill_point(step: &str) {
+    static AT: OnceLock<Option<String>> = OnceLock::new();
+    if AT
+        .get_or_init(|| std::env::var("AGY_PACK_KILL_AT").ok())
+        .as_deref()
+        == Some(step)
+    {
+        extern "C" {
+            fn raise(sig: i32) -> i32;
+        }
+        const SIGKILL: i32 = 9;
+        // SAFETY: raise takes a signal number and touches no memory; SIGKILL
+        // cannot be caught, so it does not return.
+        unsafe {
+            raise(SIGKILL);
+        }
+    }
+}
+
 impl Packer {
-    pub fn new(options: PackOptions) -> Result<Packer> {
-        let scratch = if options.dry_run {
+    /// Gets the root ready and clears what killed runs left in it (each
+    /// conversation dealt with is reported through `warn`).
+    pub fn new(options: PackOptions, mut warn: Box<dyn FnMut(String)>) -> Result<Packer> {
+        let work = if options.dry_run {
             let dir = std::env::temp_dir().join(format!(
                 "agy-pack-dry-run-{}-{}",
                 std::process::id(),
                 SCRATCH_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             ));
-            fs::create_dir_all(&dir).map_err(|e| Error::io(dir.display(), e))?;
-            Some(dir)
+            for sub in ["conversations", "brain"] {
+                let path = dir.join(sub);
+                fs::create_dir_all(&path).map_err(|e| Error::io(path.display(), e))?;
+            }
+            dir
         } else {
             let dirs = ["conversations", "brain"].map(|dir| options.root.join(dir));
             // Check both before creating either: a refusal leaves no trace.
@@ -90,112 +133,126 @@ impl Packer {
             for path in &dirs {
                 fs::create_dir_all(path).map_err(|e| Error::io(path.display(), e))?;
             }
-            None
+            for outcome in claim::reclaim(&options.root) {
+                match outcome {
+                    Ok(line) => warn(line),
+                    Err(e) => warn(e.to_string()),
+                }
+            }
+            options.root.clone()
         };
         Ok(Packer {
             options,
+            work,
             pending: None,
-            done: HashSet::new(),
-            scratch,
+            ended: HashSet::new(),
+            warn,
         })
     }
 
-    fn db_path(&self, id: &str) -> PathBuf {
-        self.options
-            .root
-            .join("conversations")
-            .join(format!("{id}.db"))
+    /// The id of the conversation in progress.
+    pub fn pending_id(&self) -> Option<&str> {
+        self.pending.as_ref().map(|p| p.id.as_str())
     }
 
-    fn meta_path(&self, id: &str) -> PathBuf {
-        self.options
-            .root
-            .join("conversations")
-            .join(format!("{id}.meta"))
-    }
-
-    fn brain_path(&self, id: &str) -> PathBuf {
-        self.options.root.join("brain").join(id)
-    }
-
-    /// Takes one record. Returns the path of a database written when this
-    /// record began a new conversation and so completed the previous one.
-    /// On error the caller discards the conversation with [`Packer::abandon`].
-    pub fn add(&mut self, record: Record<'_>) -> Result<Option<PathBuf>> {
+    /// Takes one record of the conversation in progress, or begins a
+    /// conversation when none is; [`Packer::finish`] the one in progress
+    /// before giving records of another. On error the caller gives the
+    /// conversation up with [`Packer::fail`].
+    pub fn add(&mut self, record: Record<'_>) -> Result<()> {
         let id = record.conversation();
-        let mut written = None;
-        if self.pending.as_ref().is_some_and(|p| p.id != id) {
-            written = Some(self.finish()?.expect("a conversation was pending"));
+        match self.pending_id() {
+            Some(pending) if pending != id => {
+                return Err(Error::data(format!(
+                    "a record of conversation {id:?} while {pending:?} is not finished"
+                )))
+            }
+            Some(_) => {}
+            None => self.begin(id)?,
         }
-        if self.pending.is_none() {
-            self.begin(id)?;
-        }
-        self.apply(record)?;
-        Ok(written)
+        self.apply(record)
     }
 
-    /// Completes the conversation in progress, if any, returning its path.
+    /// Completes the conversation in progress, if any, returning the path
+    /// of its database.
     pub fn finish(&mut self) -> Result<Option<PathBuf>> {
         let Some(mut pending) = self.pending.take() else {
             return Ok(None);
         };
-        let result = self.commit(&mut pending);
-        if let Err(e) = result {
-            discard(&mut pending);
-            return Err(Error::data(format!(
-                "{e} (conversation {:?} not written)",
+        self.ended.insert(pending.id.clone());
+        match self.commit(&mut pending) {
+            Ok(path) => Ok(Some(path)),
+            Err(e) if pending.installing => Err(Error::data(format!(
+                "{e} (conversation {:?} is half replaced: the next agy-pack run into this root finishes it)",
                 pending.id
-            )));
+            ))),
+            Err(e) => {
+                discard(&mut pending);
+                Err(Error::data(format!(
+                    "{e} (conversation {:?} not written)",
+                    pending.id
+                )))
+            }
         }
-        result.map(Some)
+    }
+
+    /// Gives up conversation `id`: throws it away if it is in progress, and
+    /// refuses its records from now on.
+    pub fn fail(&mut self, id: &str) {
+        if self.pending_id() == Some(id) {
+            self.abandon();
+        }
+        self.ended.insert(id.to_string());
     }
 
     /// Throws away the conversation in progress, returning its id.
     pub fn abandon(&mut self) -> Option<String> {
         let mut pending = self.pending.take()?;
         discard(&mut pending);
+        self.ended.insert(pending.id.clone());
         Some(pending.id)
     }
 
     fn begin(&mut self, id: &str) -> Result<()> {
         root::check_id(id)?;
-        if self.done.contains(id) {
+        if self.ended.contains(id) {
             return Err(Error::data(format!(
                 "records of conversation {id:?} are split apart: it already ended earlier in the stream"
             )));
         }
-        self.check_free(id)?;
-        let tag = format!("agy-pack-{}.tmp", std::process::id());
-        let (tmp_db, tmp_brain) = match &self.scratch {
-            Some(dir) => (
-                dir.join(format!("{id}.db")),
-                dir.join(format!("brain-{id}")),
-            ),
-            None => (
-                self.options
-                    .root
-                    .join("conversations")
-                    .join(format!(".{id}.db.{tag}")),
-                self.options.root.join("brain").join(format!(".{id}.{tag}")),
-            ),
+        let names = Names::new(&self.options.root, &self.work, id);
+        let claim = match Claim::try_take(&names.lock)? {
+            Attempt::Claimed(claim) => claim,
+            Attempt::Held(pid) => {
+                let by = match pid {
+                    Some(pid) => format!("another agy-pack (process {pid})"),
+                    None => "another agy-pack".to_string(),
+                };
+                return Err(Error::data(format!(
+                    "conversation {id:?} is being written by {by} right now"
+                )));
+            }
         };
-        // Leftovers of a crashed earlier run with the same pid.
-        let _ = fs::remove_file(&tmp_db);
-        let _ = fs::remove_dir_all(&tmp_brain);
+        match claim::recover(&names, &claim)? {
+            Leftover::Nothing => {}
+            leftover => (self.warn)(claim::left_by_a_killed_run(id, leftover)),
+        }
+        self.check_free(id, &names)?;
         let mut pending = Pending {
             id: id.to_string(),
+            names,
+            claim,
             stage: Stage::Start,
             user_version: AGY_USER_VERSION,
             conn: None,
-            tmp_db,
-            tmp_brain,
-            tmp_meta: None,
+            has_meta: false,
             tables: HashMap::new(),
             files: HashSet::new(),
             saw_schema: false,
+            installing: false,
         };
-        let opened = open_new_database(&pending.tmp_db).and_then(|conn| {
-            let logs = pending.tmp_brain.join(".system_generated").join("logs");
+        let opened = open_new_database(&pending.names.db_tmp).and_then(|conn| {
+            let logs = pending.names.brain_tmp.join(LOGS);
             fs::create_dir_all(&logs).map_err(|e| Error::io(logs.display(), e))?;
             Ok(conn)
         });
@@ -211,12 +268,12 @@ impl Packer {
     }
 
     /// Refuses to replace an existing conversation without `--force`.
-    fn check_free(&self, id: &str) -> Result<()> {
+    fn check_free(&self, id: &str, names: &Names) -> Result<()> {
         if self.options.force {
             return Ok(());
         }
-        for path in [self.db_path(id), self.brain_path(id), self.meta_path(id)] {
-            if fs::symlink_metadata(&path).is_ok() {
+        for path in [&names.db, &names.brain, &names.meta] {
+            if fs::symlink_metadata(path).is_ok() {
                 return Err(Error::data(format!(
                     "conversation {id:?} already exists at {} (use --force to replace it)",
                     path.display()
@@ -276,117 +333,79 @@ impl Packer {
                     FileDir::Brain => pending
                         .write_file(&path, append, &content)
                         .map_err(|e| e.context(format!("file {path}")))?,
-                    FileDir::Conversations => {
-                        let tmp = self
-                            .scratch
-                            .clone()
-                            .unwrap_or_else(|| self.options.root.join("conversations"))
-                            .join(format!(
-                                ".{}.meta.agy-pack-{}.tmp",
-                                pending.id,
-                                std::process::id()
-                            ));
-                        pending
-                            .write_meta(&path, append, &content, tmp)
-                            .map_err(|e| e.context(format!("file conversations/{path}")))?
-                    }
+                    FileDir::Conversations => pending
+                        .write_meta(&path, append, &content)
+                        .map_err(|e| e.context(format!("file conversations/{path}")))?,
                 }
             }
         }
         Ok(())
     }
 
+    /// Completes the temporaries, then (unless this is a dry run) puts them
+    /// in place: see [`claim`] for the order and why.
     fn commit(&mut self, pending: &mut Pending) -> Result<PathBuf> {
         pending.ensure_schema()?;
+        let dry_run = self.options.dry_run;
+        if !dry_run {
+            kill_point("written");
+        }
         let conn = pending.conn.take().expect("open until commit");
         conn.pragma_update(None, "user_version", pending.user_version)?;
         conn.execute_batch("COMMIT")?;
         // agy's databases are in WAL mode; the flag lives in the header.
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.close().map_err(|(_, e)| Error::from(e))?;
-        let file =
-            fs::File::open(&pending.tmp_db).map_err(|e| Error::io(pending.tmp_db.display(), e))?;
-        file.sync_all()
-            .map_err(|e| Error::io(pending.tmp_db.display(), e))?;
-        let id = pending.id.clone();
-        let db = self.db_path(&id);
-        if self.scratch.is_some() {
+        let names = pending.names.clone();
+        if dry_run {
             discard(pending);
-            self.done.insert(id);
-            return Ok(db);
+            return Ok(names.db);
         }
-        self.check_free(&id)?;
-        let brain = self.brain_path(&id);
-        let old_brain = self
-            .options
-            .root
-            .join("brain")
-            .join(format!(".{id}.agy-pack-{}.old", std::process::id()));
-        let _ = fs::remove_dir_all(&old_brain);
-        let had_brain = fs::symlink_metadata(&brain).is_ok();
-        if had_brain {
-            fs::rename(&brain, &old_brain).map_err(|e| Error::io(brain.display(), e))?;
+        pending.sync()?;
+        if !pending.has_meta {
+            fs::File::create(&names.meta_gone)
+                .map_err(|e| Error::io(names.meta_gone.display(), e))?;
         }
-        if let Err(e) = fs::rename(&pending.tmp_brain, &brain) {
-            if had_brain {
-                let _ = fs::rename(&old_brain, &brain);
-            }
-            return Err(Error::io(brain.display(), e));
-        }
-        // A stale WAL beside the new file would be replayed into it.
-        for suffix in ["-wal", "-shm"] {
-            let mut name = db.as_os_str().to_owned();
-            name.push(suffix);
-            match fs::remove_file(&name) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::io(Path::new(&name).display(), e)),
-            }
-        }
-        let meta = self.meta_path(&id);
-        match &pending.tmp_meta {
-            Some(tmp) => fs::rename(tmp, &meta).map_err(|e| Error::io(meta.display(), e))?,
-            None => match fs::remove_file(&meta) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::io(meta.display(), e)),
-            },
-        }
-        fs::rename(&pending.tmp_db, &db).map_err(|e| Error::io(db.display(), e))?;
-        if had_brain {
-            let _ = fs::remove_dir_all(&old_brain);
-        }
-        if let Some(dir) = db.parent() {
-            if let Ok(dir) = fs::File::open(dir) {
-                let _ = dir.sync_all();
-            }
-        }
-        self.done.insert(id);
-        Ok(db)
+        self.check_free(&pending.id, &names)?;
+        kill_point("synced");
+        fs::rename(&names.db_tmp, &names.db_ready)
+            .map_err(|e| Error::io(names.db_ready.display(), e))?;
+        pending.installing = true;
+        claim::sync_dir(names.db_ready.parent().expect("a file in conversations/"))?;
+        kill_point("ready");
+        claim::install(&names, &pending.claim, &mut kill_point)?;
+        Ok(names.db)
     }
 }
+
+/// Where agy keeps a conversation's logs; the CLI wedges on resume when
+/// the directory is missing, so every conversation gets it.
+const LOGS: &str = ".system_generated/logs";
 
 impl Drop for Packer {
     fn drop(&mut self) {
         self.abandon();
-        if let Some(dir) = self.scratch.take() {
-            let _ = fs::remove_dir_all(dir);
+        if self.options.dry_run {
+            let _ = fs::remove_dir_all(&self.work);
         }
     }
 }
 
+/// Removes a conversation's temporaries, unless it is past the point of no
+/// return; its claim goes when `pending` is dropped, after this.
 fn discard(pending: &mut Pending) {
     drop(pending.conn.take());
-    let _ = fs::remove_file(&pending.tmp_db);
+    if pending.installing {
+        return;
+    }
+    let names = &pending.names;
+    let _ = claim::remove_file(&names.db_tmp);
     for suffix in ["-wal", "-shm", "-journal"] {
-        let mut name = pending.tmp_db.as_os_str().to_owned();
-        name.push(suffix);
-        let _ = fs::remove_file(name);
+        let _ = claim::remove_file(&claim::sidecar(&names.db_tmp, suffix));
     }
-    let _ = fs::remove_dir_all(&pending.tmp_brain);
-    if let Some(meta) = pending.tmp_meta.take() {
-        let _ = fs::remove_file(meta);
-    }
+    let _ = claim::remove_dir(&names.brain_tmp);
+    let _ = claim::remove_file(&names.meta_tmp);
+    let _ = claim::remove_file(&names.meta_gone);
 }
 
 fn no_file_to_append() -> Error {
@@ -503,15 +522,10 @@ impl Pending {
         Ok(())
     }
 
-    /// Writes the `<id>.meta` sidecar to `tmp`; no other file may go to
-    /// `conversations/`, where a stray `.db` would become a conversation.
-    fn write_meta(
-        &mut self,
-        path: &str,
-        append: bool,
-        content: &FileContent<'_>,
-        tmp: PathBuf,
-    ) -> Result<()> {
+    /// Writes the `<id>.meta` sidecar to its temporary name; no other file
+    /// may go to `conversations/`, where a stray `.db` would become a
+    /// conversation.
+    fn write_meta(&mut self, path: &str, append: bool, content: &FileContent<'_>) -> Result<()> {
         if path != format!("{}.meta", self.id) {
             return Err(Error::data(format!(
                 "the only file allowed in conversations/ is \"{}.meta\"",
@@ -519,21 +533,21 @@ impl Pending {
             )));
         }
         let bytes = content.to_bytes()?;
+        let tmp = &self.names.meta_tmp;
         if append {
-            let Some(tmp) = &self.tmp_meta else {
+            if !self.has_meta {
                 return Err(no_file_to_append());
-            };
+            }
             return append_to(tmp, path, &bytes);
         }
-        if self.tmp_meta.is_some() {
+        if self.has_meta {
             return Err(Error::data("the same file path appears twice"));
         }
-        let _ = fs::remove_file(&tmp);
-        self.tmp_meta = Some(tmp.clone());
+        self.has_meta = true;
         let mut file = OpenOptions::new()
             .write(true)
             .create_new(true)
-            .open(&tmp)
+            .open(tmp)
             .map_err(|e| Error::io(path, e))?;
         file.write_all(&bytes).map_err(|e| Error::io(path, e))?;
         Ok(())
@@ -543,7 +557,7 @@ impl Pending {
     /// earlier record started.
     fn write_file(&mut self, path: &str, append: bool, content: &FileContent<'_>) -> Result<()> {
         let rel = root::check_relative_path(path)?;
-        let target = self.tmp_brain.join(&rel);
+        let target = self.names.brain_tmp.join(&rel);
         let bytes = content.to_bytes()?;
         if append {
             if !self.files.contains(path) {
@@ -564,6 +578,31 @@ impl Pending {
             .open(&target)
             .map_err(|e| Error::io(path, e))?;
         file.write_all(&bytes).map_err(|e| Error::io(path, e))?;
+        Ok(())
+    }
+
+    /// Makes every temporary file and directory durable, so that a crash
+    /// of the machine after the point of no return cannot put empty files
+    /// in place.
+    fn sync(&self) -> Result<()> {
+        let sync = |path: &Path| {
+            fs::File::open(path)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| Error::io(path.display(), e))
+        };
+        sync(&self.names.db_tmp)?;
+        if self.has_meta {
+            sync(&self.names.meta_tmp)?;
+        }
+        let mut dirs: BTreeSet<&Path> = Path::new(LOGS).ancestors().collect();
+        for rel in &self.files {
+            let path = Path::new(rel);
+            sync(&self.names.brain_tmp.join(path))?;
+            dirs.extend(path.ancestors().skip(1));
+        }
+        for dir in dirs {
+            sync(&self.names.brain_tmp.join(dir))?;
+        }
         Ok(())
     }
 }

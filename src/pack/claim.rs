@@ -1,0 +1,456 @@
+//! Who may write a conversation, and what a killed agy-pack left of one.
+//!
+//! agy-pack claims each conversation before it writes a byte of it: an
+//! exclusive `flock(2)` on `conversations/.<id>.agy-pack.lock`, held until
+//! the conversation is in place or its temporaries are gone. The kernel
+//! drops the lock when its process dies, however it dies (SIGKILL, the OOM
+//! killer), so a claim that can be taken proves that no live agy-pack is
+//! writing that conversation. A pid written into a file name could not prove
+//! that: pids are reused, and another pid namespace or host sharing the
+//! store has pids of its own.
+//!
+//! Because only the claim's holder may use them, the temporaries of a
+//! conversation have fixed names, one set per id:
+//!
+//! | name | what it is |
+//! | --- | --- |
+//! | `conversations/.<id>.db.agy-pack.tmp` | the database being built (and any SQLite sidecar of it) |
+//! | `conversations/.<id>.meta.agy-pack.tmp` | the ACP `<id>.meta` sidecar being built |
+//! | `brain/.<id>.agy-pack.tmp` | the brain directory being built |
+//! | `conversations/.<id>.meta.agy-pack.gone` | says the new conversation has no `<id>.meta`, so an old one goes |
+//! | `conversations/.<id>.db.agy-pack.ready` | the database, complete and synced: the point of no return |
+//! | `brain/.<id>.agy-pack.old` | the replaced brain directory, removed last |
+//!
+//! Whoever takes a claim first deals with what a dead holder left under it.
+//! Before the `.ready` rename nothing of the destination was touched, so the
+//! temporaries are simply removed (the old conversation stays). From it on,
+//! every new file is complete and synced, so the replacement is finished:
+//! [`install`] is the same code the live run uses, and each of its steps can
+//! be repeated after a kill at any point.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::root;
+
+/// The file names of one conversation: its destination under the root and
+/// the temporaries its claim covers.
+#[derive(Clone, Debug)]
+pub(super) struct Names {
+    pub db: PathBuf,
+    pub meta: PathBuf,
+    pub brain: PathBuf,
+    pub lock: PathBuf,
+    pub db_tmp: PathBuf,
+    pub db_ready: PathBuf,
+    pub meta_tmp: PathBuf,
+    pub meta_gone: PathBuf,
+    pub brain_tmp: PathBuf,
+    pub brain_old: PathBuf,
+}
+
+/// Every ending a name under a claim can have after `.agy-pack.`, with the
+/// directory it is in and what comes between the id and `.agy-pack.`.
+const TEMP_NAMES: &[(Dir, &str, &str)] = &[
+    (Dir::Conversations, "", "lock"),
+    (Dir::Conversations, ".db", "tmp"),
+    (Dir::Conversations, ".db", "tmp-journal"),
+    (Dir::Conversations, ".db", "tmp-wal"),
+    (Dir::Conversations, ".db", "tmp-shm"),
+    (Dir::Conversations, ".db", "ready"),
+    (Dir::Conversations, ".meta", "tmp"),
+    (Dir::Conversations, ".meta", "gone"),
+    (Dir::Brain, "", "tmp"),
+    (Dir::Brain, "", "old"),
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Dir {
+    Conversations,
+    Brain,
+}
+
+impl Dir {
+    pub fn name(self) -> &'static str {
+        match self {
+            Dir::Conversations => "conversations",
+            Dir::Brain => "brain",
+        }
+    }
+}
+
+impl Names {
+    /// The names of conversation `id`: its destination under `root`, its
+    /// temporaries under `work` (the same root, or a private directory for
+    /// `--dry-run`).
+    pub fn new(root: &Path, work: &Path, id: &str) -> Names {
+        let temp = |dir: Dir, infix: &str, ending: &str| {
+            work.join(dir.name())
+                .join(format!(".{id}{infix}.agy-pack.{ending}"))
+        };
+        Names {
+            db: root.join("conversations").join(format!("{id}.db")),
+            meta: root.join("conversations").join(format!("{id}.meta")),
+            brain: root.join("brain").join(id),
+            lock: temp(Dir::Conversations, "", "lock"),
+            db_tmp: temp(Dir::Conversations, ".db", "tmp"),
+            db_ready: temp(Dir::Conversations, ".db", "ready"),
+            meta_tmp: temp(Dir::Conversations, ".meta", "tmp"),
+            meta_gone: temp(Dir::Conversations, ".meta", "gone"),
+            brain_tmp: temp(Dir::Brain, "", "tmp"),
+            brain_old: temp(Dir::Brain, "", "old"),
+        }
+    }
+}
+
+/// The conversation id whose claim covers the entry `name` of `dir`, if it
+/// is one of the names in [`TEMP_NAMES`].
+pub(super) fn temp_owner(dir: Dir, name: &str) -> Option<&str> {
+    let rest = name.strip_prefix('.')?;
+    let (head, ending) = rest.rsplit_once(".agy-pack.")?;
+    TEMP_NAMES
+        .iter()
+        .filter(|(d, _, e)| *d == dir && *e == ending)
+        .find_map(|(_, infix, _)| head.strip_suffix(infix))
+        .filter(|id| root::check_id(id).is_ok())
+}
+
+/// An exclusive claim on one conversation; dropping it gives it up.
+#[derive(Debug)]
+pub(super) struct Claim {
+    /// The open lock file, kept only for the lock it holds.
+    _locked: File,
+    path: PathBuf,
+}
+
+/// The outcome of trying to claim a conversation.
+pub(super) enum Attempt {
+    Claimed(Claim),
+    /// Another agy-pack holds it; its pid, when it could be read.
+    Held(Option<u32>),
+}
+
+impl Claim {
+    /// Tries to claim the conversation whose lock file is `path`, without
+    /// waiting.
+    pub fn try_take(path: &Path) -> Result<Attempt> {
+        use std::os::unix::fs::MetadataExt;
+        // A holder removes its lock file while it still holds the lock, so
+        // between our open and our lock the name may have gone, or come to
+        // be another file. A lock counts only on the file the name still
+        // refers to; otherwise open again.
+        for _ in 0..16 {
+            let mut file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(path)
+                .map_err(|e| Error::io(path.display(), e))?;
+            if !try_flock(&file)
+                .map_err(|e| Error::io(format!("{}: taking the lock", path.display()), e))?
+            {
+                let mut text = String::new();
+                let _ = file.read_to_string(&mut text);
+                return Ok(Attempt::Held(text.trim().parse().ok()));
+            }
+            let ours = file.metadata().map_err(|e| Error::io(path.display(), e))?;
+            let named = match fs::symlink_metadata(path) {
+                Ok(named) => named,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io(path.display(), e)),
+            };
+            if named.file_type().is_symlink() {
+                return Err(Error::data(format!(
+                    "{}: is a symbolic link; refusing to use it as a lock",
+                    path.display()
+                )));
+            }
+            if (named.dev(), named.ino()) != (ours.dev(), ours.ino()) {
+                continue;
+            }
+            // For the message of a run that finds the claim taken.
+            file.set_len(0)
+                .and_then(|()| writeln!(file, "{}", std::process::id()))
+                .map_err(|e| Error::io(path.display(), e))?;
+            return Ok(Attempt::Claimed(Claim {
+                _locked: file,
+                path: path.to_path_buf(),
+            }));
+        }
+        Err(Error::data(format!(
+            "{}: the lock file keeps being replaced",
+            path.display()
+        )))
+    }
+}
+
+impl Drop for Claim {
+    /// Removes the lock file while still holding the lock (the name check in
+    /// [`Claim::try_take`] makes that safe), then the lock goes with the file.
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+/// Takes an exclusive `flock(2)` on `file` without waiting: `false` when
+/// another open file holds it. The lock lasts until every descriptor of
+/// this open file is closed, at the latest when the process dies.
+///
+/// std's `File::try_lock` does the same, but only from Rust 1.89 on, and
+/// the crate builds with 1.85.
+fn try_flock(file: &File) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    extern "C" {
+        fn flock(fd: i32, operation: i32) -> i32;
+    }
+    // The same numbers on Linux, the BSDs and macOS.
+    const LOCK_EX: i32 = 2;
+    const LOCK_NB: i32 = 4;
+    loop {
+        // SAFETY: flock takes a descriptor that `file` keeps open and an
+        // int; it touches no memory of ours.
+        if unsafe { flock(file.as_raw_fd(), LOCK_EX | LOCK_NB) } == 0 {
+            return Ok(true);
+        }
+        let err = std::io::Error::last_os_error();
+        match err.kind() {
+            std::io::ErrorKind::WouldBlock => return Ok(false),
+            std::io::ErrorKind::Interrupted => continue,
+            _ => return Err(err),
+        }
+    }
+}
+
+/// What a dead holder had left of a conversation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Leftover {
+    Nothing,
+    /// Temporaries of a run killed before its point of no return: removed.
+    Removed,
+    /// A replacement killed after it: finished.
+    Finished,
+}
+
+/// Deals with what a dead holder left under `names`, which `_claim` proves
+/// is ours to touch.
+pub(super) fn recover(names: &Names, claim: &Claim) -> Result<Leftover> {
+    if exists(&names.db_ready)? {
+        install(names, claim, &mut |_| {})?;
+        return Ok(Leftover::Finished);
+    }
+    let mut found = false;
+    for file in [&names.db_tmp, &names.meta_tmp, &names.meta_gone] {
+        found |= remove_file(file)?;
+    }
+    for suffix in ["-journal", "-wal", "-shm"] {
+        found |= remove_file(&sidecar(&names.db_tmp, suffix))?;
+    }
+    for dir in [&names.brain_tmp, &names.brain_old] {
+        found |= remove_dir(dir)?;
+    }
+    Ok(if found {
+        Leftover::Removed
+    } else {
+        Leftover::Nothing
+    })
+}
+
+/// Puts a conversation whose `.ready` database exists in place of the old
+/// one. Each step looks at what is there, so running this again after a
+/// kill at any point finishes the job. `step` is called after each step by
+/// name (see [`super::kill_point`]).
+///
+/// Readers may see a mix between the first and the last rename: the order
+/// keeps that window to a few system calls, and removes the old
+/// database's WAL before the new database arrives, so that SQLite never
+/// replays an old WAL into the new file.
+pub(super) fn install(names: &Names, _claim: &Claim, step: &mut dyn FnMut(&str)) -> Result<()> {
+    for suffix in ["-wal", "-shm"] {
+        remove_file(&sidecar(&names.db, suffix))?;
+    }
+    step("sidecars");
+    if exists(&names.meta_tmp)? {
+        rename(&names.meta_tmp, &names.meta)?;
+    } else if exists(&names.meta_gone)? {
+        remove_file(&names.meta)?;
+        remove_file(&names.meta_gone)?;
+    }
+    step("meta");
+    if exists(&names.brain_tmp)? {
+        if exists(&names.brain)? {
+            remove_dir(&names.brain_old)?;
+            rename(&names.brain, &names.brain_old)?;
+            step("brain-aside");
+        }
+        rename(&names.brain_tmp, &names.brain)?;
+    }
+    step("brain");
+    if exists(&names.db_ready)? {
+        rename(&names.db_ready, &names.db)?;
+    }
+    step("db");
+    for path in [&names.db, &names.brain] {
+        if let Some(dir) = path.parent() {
+            sync_dir(dir)?;
+        }
+    }
+    remove_dir(&names.brain_old)?;
+    Ok(())
+}
+
+/// `path` with `suffix` appended to its file name.
+pub(super) fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Whether anything, a symbolic link included, is at `path`.
+fn exists(path: &Path) -> Result<bool> {
+    match fs::symlink_metadata(path) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io(path.display(), e)),
+    }
+}
+
+/// Removes a file; `false` when there was none.
+pub(super) fn remove_file(path: &Path) -> Result<bool> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io(path.display(), e)),
+    }
+}
+
+/// Removes a directory tree (never following a symbolic link in it);
+/// `false` when there was none.
+pub(super) fn remove_dir(path: &Path) -> Result<bool> {
+    match fs::remove_dir_all(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io(path.display(), e)),
+    }
+}
+
+fn rename(from: &Path, to: &Path) -> Result<()> {
+    fs::rename(from, to).map_err(|e| {
+        Error::io(
+            format!("renaming {} to {}", from.display(), to.display()),
+            e,
+        )
+    })
+}
+
+/// Makes the entries of `dir` durable (renames and creations in it).
+pub(super) fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(dir.display(), e))
+}
+
+/// Removes or finishes whatever dead runs left under `root`. A conversation
+/// another live agy-pack holds is left alone. Returns one line for each
+/// conversation dealt with, and the errors met on the way.
+pub(super) fn reclaim(root: &Path) -> Vec<Result<String>> {
+    let mut ids = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for dir in [Dir::Conversations, Dir::Brain] {
+        let path = root.join(dir.name());
+        let entries = match fs::read_dir(&path) {
+            Ok(entries) => entries,
+            Err(e) => {
+                out.push(Err(Error::io(path.display(), e)));
+                continue;
+            }
+        };
+        for entry in entries {
+            match entry {
+                Ok(entry) => {
+                    if let Some(id) = entry.file_name().to_str().and_then(|n| temp_owner(dir, n)) {
+                        ids.insert(id.to_string());
+                    }
+                }
+                Err(e) => out.push(Err(Error::io(path.display(), e))),
+            }
+        }
+    }
+    for id in ids {
+        let names = Names::new(root, root, &id);
+        let outcome = Claim::try_take(&names.lock).and_then(|attempt| match attempt {
+            Attempt::Held(_) => Ok(Leftover::Nothing),
+            Attempt::Claimed(claim) => recover(&names, &claim),
+        });
+        match outcome {
+            Ok(Leftover::Nothing) => {}
+            Ok(leftover) => out.push(Ok(left_by_a_killed_run(&id, leftover))),
+            Err(e) => out.push(Err(e.context(format!(
+                "clearing what a killed agy-pack left of conversation {id:?}"
+            )))),
+        }
+    }
+    out
+}
+
+/// The line that says what was done about a dead run's leftovers.
+pub(super) fn left_by_a_killed_run(id: &str, leftover: Leftover) -> String {
+    match leftover {
+        Leftover::Nothing => String::new(),
+        Leftover::Removed => format!(
+            "removed the temporary files of conversation {id:?} that a killed agy-pack left"
+        ),
+        Leftover::Finished => format!(
+            "finished replacing conversation {id:?}, which a killed agy-pack left half done"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_temporary_name_leads_back_to_its_conversation() {
+        for id in ["c1", "a.db", "x.meta", "b.agy-pack.lock", "5f0c1f4e-8c3e"] {
+            let names = Names::new(Path::new("/r"), Path::new("/r"), id);
+            let mut seen = 0;
+            for path in [
+                &names.lock,
+                &names.db_tmp,
+                &names.db_ready,
+                &names.meta_tmp,
+                &names.meta_gone,
+                &names.brain_tmp,
+                &names.brain_old,
+            ] {
+                let dir = match path.parent().unwrap().file_name().unwrap().to_str() {
+                    Some("brain") => Dir::Brain,
+                    _ => Dir::Conversations,
+                };
+                let name = path.file_name().unwrap().to_str().unwrap();
+                assert_eq!(temp_owner(dir, name), Some(id), "{name}");
+                seen += 1;
+            }
+            for suffix in ["-journal", "-wal", "-shm"] {
+                let name = format!(".{id}.db.agy-pack.tmp{suffix}");
+                assert_eq!(temp_owner(Dir::Conversations, &name), Some(id));
+            }
+            assert_eq!(seen + 3, TEMP_NAMES.len());
+        }
+        for name in [
+            "c1.db",
+            "c1.meta",
+            ".c1.db.agy-pack-123.tmp",
+            "..agy-pack.lock",
+            ".c1.agy-pack.tmp",
+            ".c1.db.agy-pack.old",
+        ] {
+            assert_eq!(temp_owner(Dir::Conversations, name), None, "{name}");
+        }
+        assert_eq!(temp_owner(Dir::Brain, "c1"), None);
+        assert_eq!(temp_owner(Dir::Brain, ".c1.agy-pack.lock"), None);
+    }
+}
