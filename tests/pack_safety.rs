@@ -1,5 +1,5 @@
-//! agy-pack under duress: killed at any point, and racing another agy-pack
-//! for the same conversation.
+//! agy-pack under duress: killed at any point, racing another agy-pack for
+//! the same conversation, and fed a batch with bad conversations in it.
 //! What a conversation "is" here is what agy-dump makes of it.
 
 mod support;
@@ -72,6 +72,8 @@ fn state(root: &Path, id: &str) -> Vec<u8> {
     )
     .into_bytes()
 }
+
+const ABSENT: &[u8] = b"no database; brain: false; meta: false";
 
 /// The hidden entries in the store directories: agy-pack's temporaries
 /// and locks, since nothing else there starts with a dot.
@@ -403,7 +405,7 @@ fn of_two_runs_writing_one_conversation_one_wins_and_the_other_says_why() {
             err.contains(&format!(
                 "stdin:1: conversation \"{ID}\" is being written by another agy-pack (process {})",
                 first.id()
-            )),
+            )) && err.contains("not written"),
             "{err}"
         );
         assert_eq!(err.lines().count(), 1, "{err}");
@@ -477,4 +479,156 @@ fn racing_runs_never_mix_two_conversations() {
         );
         assert_eq!(leftovers(&root), Vec::<String>::new());
     }
+}
+
+/// Lines of a stream, with their newlines.
+fn lines(stream: &[u8]) -> Vec<Vec<u8>> {
+    stream
+        .split_inclusive(|b| *b == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+#[test]
+fn a_batch_writes_every_conversation_it_can_and_names_each_it_cannot() {
+    let s = Scratch::new("batch");
+    let ids: Vec<String> = (0..9).map(|i| format!("c{i}")).collect();
+    let mut parts: Vec<Vec<Vec<u8>>> = ids
+        .iter()
+        .map(|id| lines(&stream(&s, id, 3, id, false)))
+        .collect();
+    let line_of = |parts: &[Vec<Vec<u8>>], id: usize, needle: &str| -> usize {
+        parts[id]
+            .iter()
+            .position(|l| String::from_utf8_lossy(l).contains(needle))
+            .unwrap()
+    };
+    // c1: a row with bad hex half way through.
+    let at = line_of(&parts, 1, "\"table\":\"steps\"");
+    parts[1][at] = String::from_utf8(parts[1][at].clone())
+        .unwrap()
+        .replacen("\"metadata\":\"", "\"metadata\":\"zz", 1)
+        .into_bytes();
+    // c2 is followed by three lines that are not JSON: the rest of c2
+    // cannot be trusted; c3 begins with its db record, so it can.
+    parts[2].extend([
+        b"{\"conversation\":\"c2\",\"kind\":\"ro\n".to_vec(),
+        b"\x00\x01\n".to_vec(),
+        b"}\n".to_vec(),
+    ]);
+    // c4 already exists under the root; a line that is not JSON follows
+    // it while no conversation is in progress.
+    parts[4].push(b"not JSON at all\n".to_vec());
+    // c5: a brain file path that climbs out.
+    let at = line_of(&parts, 5, "\"path\":\"notes/");
+    parts[5][at] = String::from_utf8(parts[5][at].clone())
+        .unwrap()
+        .replacen("\"path\":\"", "\"path\":\"../../", 1)
+        .into_bytes();
+    // c7 lost its first lines (db and schema) to one that is not JSON,
+    // which might as well be the end of c6: both fail.
+    let first_row = line_of(&parts, 7, "\"kind\":\"row\"");
+    parts[7].splice(
+        0..first_row,
+        [b"{\"conversation\":\"c7\",\"kind\":\"db\"\n".to_vec()],
+    );
+    let input: Vec<u8> = parts.concat().concat();
+    let place = |needle: &[u8]| {
+        let lines = lines(&input);
+        1 + lines
+            .iter()
+            .position(|l| l.windows(needle.len()).any(|w| w == needle))
+            .unwrap()
+    };
+
+    let root = empty_root(&s, "root");
+    let c4_before = stream(&s, "c4", 1, "already there", false);
+    run_ok("agy-pack", &["--root", root.to_str().unwrap()], &c4_before);
+    let c4_before = state(&root, "c4");
+    let out = run("agy-pack", &["--root", root.to_str().unwrap()], &input);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+
+    let written: Vec<String> = String::from_utf8(out.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|l| {
+            Path::new(l)
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(written, ["c0", "c3", "c8"]);
+    for id in &written {
+        let i: usize = id[1..].parse().unwrap();
+        assert!(state(&root, id) == parts[i].concat(), "{id}");
+    }
+    for id in ["c1", "c2", "c5", "c6", "c7"] {
+        assert_eq!(state(&root, id), ABSENT, "{id}");
+    }
+    assert!(state(&root, "c4") == c4_before);
+    assert_eq!(leftovers(&root), Vec::<String>::new());
+
+    let err = stderr(&out);
+    let bad_db = place(b"\"kind\":\"db\"\n");
+    let expected = [
+        format!("agy-pack: stdin:{}: row of table steps: column metadata: ", place(b"\"metadata\":\"zz")),
+        format!("agy-pack: stdin:{}: bad JSON", place(b"\"kind\":\"ro\n")),
+        format!("agy-pack: stdin:{}: 2 more unreadable lines after stdin:{} skipped", place(b"\x00\x01") + 1, place(b"\"kind\":\"ro\n")),
+        format!("agy-pack: stdin:{}: conversation \"c4\" already exists", place(b"\"conversation\":\"c4\"")),
+        format!("agy-pack: stdin:{}: bad JSON", place(b"not JSON at all")),
+        format!("agy-pack: stdin:{}: file ../../", place(b"\"path\":\"../../")),
+        format!("agy-pack: stdin:{bad_db}: bad JSON"),
+        format!(
+            "agy-pack: stdin:{}: its records begin after line stdin:{bad_db}, which could not be read",
+            place(b"\"conversation\":\"c7\",\"kind\":\"row\""),
+        ),
+    ];
+    let got: Vec<&str> = err.lines().collect();
+    assert_eq!(got.len(), expected.len(), "{err}");
+    for (line, start) in got.iter().zip(&expected) {
+        assert!(
+            line.starts_with(start.as_str()),
+            "{line:?} does not start with {start:?}"
+        );
+    }
+    let not_written = |id: &str| format!("(conversation \"{id}\" not written)");
+    for (line, id) in [
+        (0, "c1"),
+        (1, "c2"),
+        (3, "c4"),
+        (5, "c5"),
+        (6, "c6"),
+        (7, "c7"),
+    ] {
+        assert!(got[line].ends_with(&not_written(id)), "{}", got[line]);
+    }
+    assert!(got[4].ends_with("(line skipped)"), "{}", got[4]);
+}
+
+#[test]
+fn an_unreadable_input_among_several_does_not_stop_the_others() {
+    let s = Scratch::new("inputs");
+    let one = s.join("one.ndjson");
+    std::fs::write(&one, stream(&s, "c1", 2, "one", false)).unwrap();
+    let root = empty_root(&s, "root");
+    let out = run(
+        "agy-pack",
+        &[
+            "--root",
+            root.to_str().unwrap(),
+            "/no/such/input",
+            one.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("agy-pack: /no/such/input: ")
+            && err.trim_end().ends_with("(input skipped)"),
+        "{err}"
+    );
+    assert!(state(&root, "c1") == std::fs::read(&one).unwrap());
 }

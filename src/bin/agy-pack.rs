@@ -5,10 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agy_tools::cli;
-use agy_tools::error::{Error, Result};
+use agy_tools::error::Result;
 use agy_tools::io::{self, Lines, Output};
-use agy_tools::pack::{PackOptions, Packer};
-use agy_tools::record::Record;
+use agy_tools::pack::{Batch, PackOptions, Packer};
 use agy_tools::root::{self, Lane};
 
 const NAME: &str = "agy-pack";
@@ -22,7 +21,8 @@ ROOT/conversations/<id>.db and ROOT/brain/<id>/. Prints the path of each
 database written.
 
 A conversation is written to temporary files and renamed into place only
-when all its records were good: on an error nothing of it is left behind.
+when all its records were good: on an error nothing of it is left behind,
+the error is named on stderr and the other conversations are still written.
 What a killed run left behind is cleared by the next run into the root.
 
 Options:
@@ -34,15 +34,26 @@ Options:
   -h, --help         print this help
   -V, --version      print the version
 
-Exit status: 0 success, 1 bad data or I/O error, 2 usage error.
+Exit status: 0 every conversation written, 1 some not written (or nothing
+could be), 2 usage error.
 See agy-pack(1) and agy-dump(1) for the record formats.
 ";
 
 fn main() -> ExitCode {
-    cli::run(NAME, run)
+    let mut all_written = true;
+    let code = cli::run(NAME, || {
+        all_written = run()?;
+        Ok(())
+    });
+    if all_written {
+        code
+    } else {
+        ExitCode::from(1)
+    }
 }
 
-fn run() -> Result<()> {
+/// Packs every input; `false` when something was not written.
+fn run() -> Result<bool> {
     use lexopt::prelude::*;
     let mut root_dir: Option<PathBuf> = None;
     let mut lane = Lane::Cli;
@@ -56,8 +67,8 @@ fn run() -> Result<()> {
             Long("lane") => lane = Lane::parse(&parser.value()?.string()?)?,
             Short('f') | Long("force") => force = true,
             Short('n') | Long("dry-run") => dry_run = true,
-            Short('h') | Long("help") => return cli::print(USAGE),
-            Short('V') | Long("version") => return cli::print(&cli::version(NAME)),
+            Short('h') | Long("help") => return cli::print(USAGE).map(|()| true),
+            Short('V') | Long("version") => return cli::print(&cli::version(NAME)).map(|()| true),
             Value(path) => inputs.push(path),
             _ => return Err(arg.unexpected().into()),
         }
@@ -66,7 +77,7 @@ fn run() -> Result<()> {
         Some(dir) => dir,
         None => root::default_root(lane)?,
     };
-    let mut packer = Packer::new(
+    let packer = Packer::new(
         PackOptions {
             root,
             force,
@@ -75,48 +86,15 @@ fn run() -> Result<()> {
         Box::new(|message| cli::warn(NAME, message)),
     )?;
     let mut out = Output::stdout();
-    let report = |out: &mut Output, path: Option<PathBuf>| -> Result<()> {
-        if let Some(path) = path {
-            out.buf()
-                .extend_from_slice(path.as_os_str().as_encoded_bytes());
-            out.buf().push(b'\n');
-            out.flush()?;
-        }
-        Ok(())
-    };
+    let mut report = |message: String| eprintln!("{NAME}: {message}");
+    let mut batch = Batch::new(packer, &mut out, &mut report);
     for input in io::input_paths(inputs) {
-        let mut lines = Lines::open(&input)?;
-        loop {
-            let line = match lines.next_line() {
-                Ok(Some(line)) => line,
-                Ok(None) => break,
-                Err(e) => return Err(abandon(&mut packer, e)),
-            };
-            let written = Record::parse(line).and_then(|record| {
-                let mut path = None;
-                if packer
-                    .pending_id()
-                    .is_some_and(|id| id != record.conversation())
-                {
-                    path = packer.finish()?;
-                }
-                packer.add(record).map(|()| path)
-            });
-            match written {
-                Ok(path) => report(&mut out, path)?,
-                Err(e) => return Err(abandon(&mut packer, e).context(lines.place())),
-            }
+        match Lines::open(&input) {
+            Ok(mut lines) => batch.read(&mut lines)?,
+            Err(e) => batch.lost_input(&input.to_string_lossy(), e),
         }
     }
-    let path = packer.finish().map_err(|e| abandon(&mut packer, e))?;
-    report(&mut out, path)?;
-    out.flush()
-}
-
-/// Discards the conversation in progress and says so in the error.
-fn abandon(packer: &mut Packer, err: Error) -> Error {
-    match packer.abandon() {
-        Some(id) => Error::data(format!("{err} (conversation {id:?} not written)")),
-        None => err,
-    }
+    let summary = batch.end()?;
+    out.flush()?;
+    Ok(summary.failed == 0)
 }

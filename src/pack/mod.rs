@@ -6,9 +6,13 @@
 //! built in temporary files beside its destination and renamed into place
 //! only when every one of its records was good, so a failure at any line
 //! leaves the root as it was. Rows are inserted as they arrive, so memory
-//! stays bounded by one record.
+//! stays bounded by one record. [`Batch`] drives a whole stream: a
+//! conversation that cannot be written is reported and the others still are.
 
+mod batch;
 mod claim;
+
+pub use batch::{Batch, Summary};
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fs::{self, OpenOptions};
