@@ -425,6 +425,45 @@ fn of_two_runs_writing_one_conversation_one_wins_and_the_other_says_why() {
     }
 }
 
+/// Locks `path` the way agy-pack claims a conversation, saying `why`.
+fn hold_lock(path: &Path, why: &str) -> std::fs::File {
+    use std::os::fd::AsRawFd;
+    extern "C" {
+        fn flock(fd: i32, operation: i32) -> i32;
+    }
+    const LOCK_EX: i32 = 2;
+    let mut file = std::fs::File::create(path).unwrap();
+    // SAFETY: flock takes an open descriptor and an int.
+    assert_eq!(unsafe { flock(file.as_raw_fd(), LOCK_EX) }, 0);
+    file.write_all(why.as_bytes()).unwrap();
+    file
+}
+
+#[test]
+fn a_writer_waits_for_a_run_that_only_clears_leftovers() {
+    let s = Scratch::new("clearing");
+    let new = stream(&s, ID, 5, "new", false);
+    for why in ["clearing 1\n", ""] {
+        let root = empty_root(&s, &format!("root-{}", why.len()));
+        let lock = lock_of(&root, ID);
+        let held = hold_lock(&lock, why);
+        let mut child = spawn_pack(&root, &[], &[]);
+        child.stdin.as_mut().unwrap().write_all(&new).unwrap();
+        wait_until_read(&mut child);
+        drop(child.stdin.take());
+        // Give it time to find the claim taken (not an assertion: if it
+        // has not tried yet, it simply finds the claim free).
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(child.try_wait().unwrap().is_none(), "{why:?}: it gave up");
+        std::fs::remove_file(&lock).unwrap();
+        drop(held);
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{why:?}: {}", stderr(&out));
+        assert!(state(&root, ID) == new);
+        assert_eq!(leftovers(&root), Vec::<String>::new());
+    }
+}
+
 #[test]
 fn racing_runs_never_mix_two_conversations() {
     let s = Scratch::new("race");

@@ -125,17 +125,54 @@ pub(super) struct Claim {
     path: PathBuf,
 }
 
+/// What a claim is taken for; written into the lock file, so that a run
+/// that finds the claim taken knows whether it will soon be free.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Purpose {
+    /// Writing the conversation: held as long as that takes.
+    Write,
+    /// Clearing what a dead run left: held for a moment.
+    Clear,
+}
+
 /// The outcome of trying to claim a conversation.
 pub(super) enum Attempt {
     Claimed(Claim),
-    /// Another agy-pack holds it; its pid, when it could be read.
-    Held(Option<u32>),
+    /// Another agy-pack, this pid, is writing the conversation.
+    Writing(u32),
+    /// Another agy-pack holds the claim to clear leftovers, or took it so
+    /// recently that it has not said why yet.
+    Busy,
 }
 
+/// How long a writer keeps trying a claim that is [`Attempt::Busy`], and
+/// how long apart: clearing takes a moment, so this is plenty. One writer
+/// never waits for another.
+pub(super) const BUSY_SECONDS: u32 = 5;
+const BUSY_PAUSE_MS: u32 = 5;
+
 impl Claim {
+    /// Claims the conversation whose lock file is `path`. For
+    /// [`Purpose::Write`] a claim that is only busy is waited for.
+    pub fn take(path: &Path, purpose: Purpose) -> Result<Attempt> {
+        let tries = match purpose {
+            Purpose::Write => BUSY_SECONDS * 1000 / BUSY_PAUSE_MS,
+            Purpose::Clear => 1,
+        };
+        for _ in 1..tries {
+            match Claim::try_take(path, purpose)? {
+                Attempt::Busy => {
+                    std::thread::sleep(std::time::Duration::from_millis(BUSY_PAUSE_MS.into()))
+                }
+                attempt => return Ok(attempt),
+            }
+        }
+        Claim::try_take(path, purpose)
+    }
+
     /// Tries to claim the conversation whose lock file is `path`, without
     /// waiting.
-    pub fn try_take(path: &Path) -> Result<Attempt> {
+    fn try_take(path: &Path, purpose: Purpose) -> Result<Attempt> {
         use std::os::unix::fs::MetadataExt;
         // A holder removes its lock file while it still holds the lock, so
         // between our open and our lock the name may have gone, or come to
@@ -149,12 +186,15 @@ impl Claim {
                 .truncate(false)
                 .open(path)
                 .map_err(|e| Error::io(path.display(), e))?;
-            if !try_flock(&file)
-                .map_err(|e| Error::io(format!("{}: taking the lock", path.display()), e))?
-            {
+            let locked = try_flock(&file)
+                .map_err(|e| Error::io(format!("{}: taking the lock", path.display()), e))?;
+            if !locked {
                 let mut text = String::new();
                 let _ = file.read_to_string(&mut text);
-                return Ok(Attempt::Held(text.trim().parse().ok()));
+                return Ok(match text.trim().strip_prefix("writing ") {
+                    Some(pid) => pid.parse().map_or(Attempt::Busy, Attempt::Writing),
+                    None => Attempt::Busy,
+                });
             }
             let ours = file.metadata().map_err(|e| Error::io(path.display(), e))?;
             let named = match fs::symlink_metadata(path) {
@@ -171,9 +211,13 @@ impl Claim {
             if (named.dev(), named.ino()) != (ours.dev(), ours.ino()) {
                 continue;
             }
-            // For the message of a run that finds the claim taken.
+            // For a run that finds the claim taken.
+            let why = match purpose {
+                Purpose::Write => "writing",
+                Purpose::Clear => "clearing",
+            };
             file.set_len(0)
-                .and_then(|()| writeln!(file, "{}", std::process::id()))
+                .and_then(|()| writeln!(file, "{why} {}", std::process::id()))
                 .map_err(|e| Error::io(path.display(), e))?;
             return Ok(Attempt::Claimed(Claim {
                 _locked: file,
@@ -380,9 +424,9 @@ pub(super) fn reclaim(root: &Path) -> Vec<Result<String>> {
     }
     for id in ids {
         let names = Names::new(root, root, &id);
-        let outcome = Claim::try_take(&names.lock).and_then(|attempt| match attempt {
-            Attempt::Held(_) => Ok(Leftover::Nothing),
+        let outcome = Claim::take(&names.lock, Purpose::Clear).and_then(|attempt| match attempt {
             Attempt::Claimed(claim) => recover(&names, &claim),
+            Attempt::Writing(_) | Attempt::Busy => Ok(Leftover::Nothing),
         });
         match outcome {
             Ok(Leftover::Nothing) => {}

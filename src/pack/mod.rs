@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::record::{Column, FileContent, FileDir, Record, RowCells};
 use crate::root;
 use crate::store::{self, Bind, AGY_SCHEMA, AGY_USER_VERSION};
-use claim::{Attempt, Claim, Leftover, Names};
+use claim::{Attempt, Claim, Leftover, Names, Purpose};
 
 /// How to pack.
 #[derive(Clone, Debug)]
@@ -225,16 +225,18 @@ impl Packer {
             )));
         }
         let names = Names::new(&self.options.root, &self.work, id);
-        let claim = match Claim::try_take(&names.lock)? {
+        let claim = match Claim::take(&names.lock, Purpose::Write)? {
             Attempt::Claimed(claim) => claim,
-            Attempt::Held(pid) => {
-                let by = match pid {
-                    Some(pid) => format!("another agy-pack (process {pid})"),
-                    None => "another agy-pack".to_string(),
-                };
+            Attempt::Writing(pid) => {
                 return Err(Error::data(format!(
-                    "conversation {id:?} is being written by {by} right now"
-                )));
+                    "conversation {id:?} is being written by another agy-pack (process {pid}) right now"
+                )))
+            }
+            Attempt::Busy => {
+                return Err(Error::data(format!(
+                    "conversation {id:?} stayed locked by another agy-pack for {} seconds",
+                    claim::BUSY_SECONDS
+                )))
             }
         };
         match claim::recover(&names, &claim)? {
