@@ -7,7 +7,9 @@
 //! killer), so a claim that can be taken proves that no live agy-pack is
 //! writing that conversation. A pid written into a file name could not prove
 //! that: pids are reused, and another pid namespace or host sharing the
-//! store has pids of its own.
+//! store has pids of its own. (The lock file does hold `writing PID` or
+//! `clearing PID`, but only to tell a run that finds the lock taken whether
+//! to fail or wait a moment.)
 //!
 //! Because only the claim's holder may use them, the temporaries of a
 //! conversation have fixed names, one set per id:
@@ -278,7 +280,7 @@ pub(super) enum Leftover {
     Finished,
 }
 
-/// Deals with what a dead holder left under `names`, which `_claim` proves
+/// Deals with what a dead holder left under `names`, which `claim` proves
 /// is ours to touch.
 pub(super) fn recover(names: &Names, claim: &Claim) -> Result<Leftover> {
     if exists(&names.db_ready)? {

@@ -1,7 +1,7 @@
 //! agy-pack: the row stream back into `conversations/<id>.db` and
 //! `brain/<id>/` under a data root.
 //!
-//! Each conversation is claimed first (see [`claim`]: one writer at a time,
+//! Each conversation is claimed first (see `claim.rs`: one writer at a time,
 //! and whatever a killed run left is cleared or finished by the next), then
 //! built in temporary files beside its destination and renamed into place
 //! only when every one of its records was good, so a failure at any line
