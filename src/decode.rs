@@ -109,6 +109,15 @@ struct Hole {
     fallback: Range<u64>,
 }
 
+/// What `agy-encode --onto` learns of an original `steps` row besides its
+/// messages.
+pub struct OriginalStepRow {
+    pub idx: Option<i64>,
+    /// The id of the call the step executes (metadata 4.1).
+    pub call_id: Option<String>,
+    pub spill: Option<SpilledResult>,
+}
+
 /// A result message just written whose text lives in a brain file.
 pub struct SpilledResult {
     /// Offset in the step's message bytes where the text goes.
@@ -243,6 +252,45 @@ impl Decoder {
         self.enter(conversation, out)?;
         self.step_decoded(&columns, columns.step_payload.is_some(), out)
             .map(|()| true)
+    }
+
+    /// [`Decoder::original_record`] for a line of the original that is a
+    /// `steps` row of `conversation` in agy-dump's canonical shape, read
+    /// straight from the line (as [`Decoder::canonical_step_line`] does);
+    /// `None`, having done nothing, for any other line.
+    pub fn original_step_line(
+        &mut self,
+        conversation: &str,
+        line: &[u8],
+        lines: &mut Vec<u8>,
+    ) -> Result<Option<OriginalStepRow>> {
+        let Some((id, columns)) = parse_canonical_step_row(line) else {
+            return Ok(None);
+        };
+        if id != conversation {
+            return Ok(None);
+        }
+        let mut scratch = std::mem::take(&mut self.payload);
+        let decoded = columns
+            .step_payload
+            .is_none_or(|h| crate::record::decode_hex_bytes_into(h, &mut scratch));
+        self.payload = scratch;
+        if !decoded {
+            return Ok(None);
+        }
+        let call_id = wire::Message::new(&self.payload)
+            .get_message(field::step::METADATA)
+            .and_then(|m| m.get_message(field::metadata::TOOL_CALL))
+            .and_then(|c| c.get_str(field::tool_call::ID))
+            .map(Cow::into_owned);
+        let mut sink = Output::to(Box::new(std::io::sink()));
+        self.enter(id, &mut sink)?;
+        let spill = self.step_messages(&columns, columns.step_payload.is_some(), lines)?;
+        Ok(Some(OriginalStepRow {
+            idx: columns.idx,
+            call_id,
+            spill,
+        }))
     }
 
     fn step_columns(&mut self, columns: &StepColumns<'_>, out: &mut Output) -> Result<()> {

@@ -15,15 +15,15 @@ impl Merge {
     pub(super) fn patch(&mut self, cur: &OriginalStep) -> Result<Option<Vec<u8>>> {
         // The edited lines in place of the lines they stand for.
         let mut before = Vec::new();
-        for (line, system) in &cur.expected {
+        for (i, (_, system)) in cur.expected.iter().enumerate() {
             if !*system || self.all {
-                before.push(encode::parse_line(line)?);
+                before.push(encode::parse_line(cur.expected_line(i))?);
             }
         }
         let mut after = Vec::new();
-        for (i, (line, system)) in cur.expected.iter().enumerate() {
+        for (i, (_, system)) in cur.expected.iter().enumerate() {
             if cur.matched[i] && (!*system || self.all) {
-                after.push(encode::parse_line(line)?);
+                after.push(encode::parse_line(cur.expected_line(i))?);
             }
         }
         for line in &cur.edited {

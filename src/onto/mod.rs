@@ -61,6 +61,8 @@ pub struct Merger {
     /// An original line read ahead.
     peeked: Option<Vec<u8>>,
     decoder: Decoder,
+    /// The message lines of the step being loaded, reused.
+    lines: Vec<u8>,
     conv: Option<Merge>,
     finished: HashSet<String>,
 }
@@ -95,6 +97,8 @@ struct Merge {
     /// Text edits by original idx, (old, new), for the brain transcripts'
     /// lines of those steps.
     text_edits: HashMap<i64, Vec<(String, String)>>,
+    /// Buffers of settled steps, for the next ones.
+    pool: Vec<Vec<u8>>,
 }
 
 /// An original step and what the edited stream said of it so far.
@@ -102,8 +106,11 @@ struct OriginalStep {
     idx: i64,
     /// The row as the original stream has it.
     line: Vec<u8>,
-    /// Its message lines, each with whether it is a system message.
-    expected: Vec<(Vec<u8>, bool)>,
+    /// Its message lines, one after the other (newlines included).
+    lines: Vec<u8>,
+    /// Each message line's place in `lines`, and whether it is a system
+    /// message.
+    expected: Vec<(std::ops::Range<usize>, bool)>,
     matched: Vec<bool>,
     spill: Option<SpilledResult>,
     /// Edited lines that name this step.
@@ -113,6 +120,11 @@ struct OriginalStep {
 }
 
 impl OriginalStep {
+    /// The `i`th message line (without its newline).
+    fn expected_line(&self, i: usize) -> &[u8] {
+        &self.lines[self.expected[i].0.clone()]
+    }
+
     fn named(&self) -> bool {
         !self.edited.is_empty() || self.matched.iter().any(|&m| m)
     }
@@ -125,14 +137,22 @@ impl OriginalStep {
     /// Which expected line `line` is, byte for byte (a spilled result's
     /// text may be anything: it is checked against the file later).
     fn match_line(&self, line: &[u8]) -> Option<(usize, Option<Vec<u8>>)> {
-        for (i, (expected, _)) in self.expected.iter().enumerate() {
+        for i in 0..self.expected.len() {
             if self.matched[i] {
                 continue;
             }
-            if line == expected.as_slice() {
+            let expected = self.expected_line(i);
+            if line == expected {
                 return Some((i, None));
             }
-            if let Some(spill) = &self.spill {
+            // The spilled result is the step's last message; its text goes
+            // `at` bytes into it.
+            let last = i + 1 == self.expected.len();
+            if let Some(spill) = self
+                .spill
+                .as_ref()
+                .filter(|s| last && s.at <= expected.len())
+            {
                 let (head, tail) = expected.split_at(spill.at);
                 if line.len() >= expected.len()
                     && line.starts_with(head)
@@ -180,6 +200,7 @@ impl Merger {
             original: Lines::open(path)?,
             peeked: None,
             decoder: Decoder::new(decode::Options { all: true }),
+            lines: Vec::new(),
             conv: None,
             finished: HashSet::new(),
         })
@@ -236,8 +257,17 @@ impl Merger {
         if let Some(line) = self.peeked.take() {
             return Ok(Some(line));
         }
+        let mut buf = self
+            .conv
+            .as_mut()
+            .and_then(|c| c.pool.pop())
+            .unwrap_or_default();
         match self.original.next_line() {
-            Ok(line) => Ok(line.map(<[u8]>::to_vec)),
+            Ok(line) => Ok(line.map(|line| {
+                buf.clear();
+                buf.extend_from_slice(line);
+                buf
+            })),
             Err(e) => Err(e.context(self.original.place())),
         }
     }
@@ -265,6 +295,7 @@ impl Merger {
             arg_edits: HashMap::new(),
             spill_texts: HashMap::new(),
             text_edits: HashMap::new(),
+            pool: Vec::new(),
         };
         let mut found = false;
         while let Some(line) = self.next_original()? {
@@ -317,6 +348,20 @@ impl Merger {
             self.conv.as_mut().expect("open").steps_done = true;
             return Ok(());
         };
+        let mut lines = std::mem::take(&mut self.lines);
+        lines.clear();
+        let id = &self.conv.as_ref().expect("open").id;
+        let fast = self
+            .decoder
+            .original_step_line(id, &line, &mut lines)
+            .map_err(|e| self.original_error(e))?;
+        if let Some(row) = fast {
+            let idx = row
+                .idx
+                .ok_or_else(|| self.original_error(Error::data("steps row has no integer idx")))?;
+            self.set_step(idx, line, lines, row.spill, row.call_id);
+            return Ok(());
+        }
         let record = Record::parse(&line).map_err(|e| self.original_error(e))?;
         let is_step = Some(record.conversation()) == self.conv.as_ref().map(|c| c.id.as_str())
             && matches!(&record, Record::Row { table, .. } if table == "steps");
@@ -334,29 +379,47 @@ impl Merger {
             .and_then(JsonCell::as_i64)
             .ok_or_else(|| self.original_error(Error::data("steps row has no integer idx")))?;
         let call_id = step_call_id(row);
-        let mut lines = Vec::new();
         let spill = self
             .decoder
             .original_record(&record, &mut lines)
             .map_err(|e| self.original_error(e))?;
         drop(record);
-        let mut expected = Vec::new();
-        for l in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            let system = line_is_system(l);
-            expected.push((l.to_vec(), system));
-        }
+        self.set_step(idx, line, lines, spill, call_id);
+        Ok(())
+    }
+
+    /// Makes an original step, its row `line` and its message `lines`,
+    /// the one being matched.
+    fn set_step(
+        &mut self,
+        idx: i64,
+        line: Vec<u8>,
+        lines: Vec<u8>,
+        spill: Option<SpilledResult>,
+        call_id: Option<String>,
+    ) {
         let conv = self.conv.as_mut().expect("open");
+        let mut expected = Vec::new();
+        let mut at = 0;
+        for l in lines.split_inclusive(|&b| b == b'\n') {
+            let body = l.strip_suffix(b"\n").unwrap_or(l);
+            if !body.is_empty() {
+                expected.push((at..at + body.len(), line_is_system(body)));
+            }
+            at += l.len();
+        }
+        self.lines = conv.pool.pop().unwrap_or_default();
         let matched = vec![false; expected.len()];
         conv.cur = Some(OriginalStep {
             idx,
             line,
+            lines,
             expected,
             matched,
             spill,
             edited: Vec::new(),
             call_id,
         });
-        Ok(())
     }
 
     fn message(&mut self, line: &[u8], out: &mut Output) -> Result<()> {

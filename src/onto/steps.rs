@@ -11,6 +11,9 @@ use crate::message::{Block, InputRecord};
 use crate::steps::field;
 use crate::wire;
 
+/// Buffers kept for reuse.
+const POOL: usize = 2;
+
 impl Merge {
     /// Nothing renumbered or deleted so far.
     pub(super) fn is_identity(&self) -> bool {
@@ -45,24 +48,38 @@ impl Merge {
     /// Decides the current original step: kept, deleted or edited.
     pub(super) fn settle(&mut self, out: &mut Output) -> Result<()> {
         let cur = self.cur.take().expect("a step to settle");
+        let result = self.decide(&cur, out);
+        // The step's buffers serve the next steps: a large row would
+        // otherwise fault in fresh pages for each copy.
+        let OriginalStep { line, lines, .. } = cur;
+        for buf in [line, lines] {
+            if self.pool.len() < POOL {
+                self.pool.push(buf);
+            }
+        }
+        result
+    }
+
+    /// Kept, deleted or edited: writes what the step becomes.
+    fn decide(&mut self, cur: &OriginalStep, out: &mut Output) -> Result<()> {
         let call_removed = cur
             .call_id
             .as_ref()
             .is_some_and(|id| matches!(self.changed_calls.get(id), Some(None)));
         if !cur.named() {
             if cur.hidden(self.all) && !call_removed {
-                return self.keep(&cur, None, out);
+                return self.keep(cur, None, out);
             }
             self.map.push((cur.idx, None));
             self.delta -= 1;
             return Ok(());
         }
         if cur.edited.is_empty() {
-            return self.keep(&cur, None, out);
+            return self.keep(cur, None, out);
         }
-        let patched = self.patch(&cur)?;
+        let patched = self.patch(cur)?;
         match patched {
-            Some(row) => self.keep(&cur, Some(row), out),
+            Some(row) => self.keep(cur, Some(row), out),
             None => {
                 // Not an edit of this step's own kind: the step goes, and
                 // its messages are written as new steps in its place.
