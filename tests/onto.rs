@@ -684,3 +684,44 @@ fn signatures_survive_without_onto() {
     assert_eq!(before, [signed_bytes(101, 3), signed_bytes(556, 7)]);
     assert_eq!(signatures(&back), before);
 }
+
+#[test]
+fn bad_input_is_named_and_refused() {
+    let scratch = Scratch::new("onto-bad");
+    let root = scratch.join("real");
+    real_shaped(&root);
+    let original = dump(&root);
+    let messages = run_ok("agy-decode", &[], &original);
+    let onto = scratch.join("orig.rows");
+    std::fs::write(&onto, &original).unwrap();
+    let onto = onto.to_str().unwrap();
+
+    let out = support::run("agy-encode", &["--onto", "-"], &messages);
+    assert_eq!(out.status.code(), Some(2), "{}", support::stderr(&out));
+    let out = support::run("agy-encode", &["--all"], &messages);
+    assert_eq!(out.status.code(), Some(2));
+
+    // Messages out of step order: named by line.
+    let swapped = jq(r#"if .idx == 2 then .idx = 11 else . end"#, &messages);
+    let out = support::run("agy-encode", &["--onto", onto], &swapped);
+    assert_eq!(out.status.code(), Some(1));
+    let err = support::stderr(&out);
+    assert!(err.contains("stdin:") && err.contains("idx"), "{err}");
+
+    // A damaged original: named as the --onto input and its line.
+    let mut damaged = original.clone();
+    let at = damaged.windows(8).position(|w| w == b"\"steps\",").unwrap();
+    damaged.insert(at, b'{');
+    let bad = scratch.join("bad.rows");
+    std::fs::write(&bad, &damaged).unwrap();
+    let out = support::run("agy-encode", &["--onto", bad.to_str().unwrap()], &messages);
+    assert_eq!(out.status.code(), Some(1));
+    let err = support::stderr(&out);
+    assert!(err.contains("--onto") && err.contains("bad.rows:"), "{err}");
+
+    // A conversation the original does not hold.
+    let other = jq(r#".conversation = "not-there""#, &messages);
+    let out = support::run("agy-encode", &["--onto", onto], &other);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(support::stderr(&out).contains("not in the --onto stream"));
+}

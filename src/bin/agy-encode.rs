@@ -73,6 +73,12 @@ fn run() -> Result<()> {
     }
     let mut out = Output::stdout();
     if let Some(onto_path) = onto_path {
+        let messages_on_stdin = paths.is_empty() || paths.iter().any(|p| p == "-");
+        if onto_path == "-" && messages_on_stdin {
+            return Err(Error::usage(
+                "--onto - and the messages cannot both be standard input",
+            ));
+        }
         let merge = onto::Options {
             all,
             generic: options.generic,
