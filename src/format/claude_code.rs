@@ -10,7 +10,10 @@
 //! [`super::turns`], so Claude Code finds nothing to repair: it would drop
 //! an assistant turn that holds only thinking or whose call is unanswered,
 //! turn a result without a call into "(no content)", and merge
-//! consecutive user lines. `entrypoint` is never written: "sdk-cli" hides
+//! consecutive user lines; and a session that ends with the user is an
+//! interrupted turn to it, which it answers with texts of its own, so such
+//! a conversation gets a closing assistant turn ([`CLOSING`]).
+//! `entrypoint` is never written: "sdk-cli" hides
 //! a session from the `--resume` picker.
 //!
 //! Claude Code looks for a session in `~/.claude/projects/<slug>/` where
@@ -33,6 +36,11 @@ use crate::time::Timestamp;
 
 /// The namespace of the uuids and message ids written here.
 const NAMESPACE: Uuid = Uuid::from_u128(0x2b8e_41d6_7c0a_4f93_b5e2_19d4_a6c3_8f71);
+
+/// The assistant turn that closes a conversation ending with the user.
+pub const CLOSING: &str = "(The agy conversation ends here, before the assistant answered.)";
+
+const CLOSING_ADDED: &str = "closing assistant turns added";
 
 /// Claude Code cuts slugs to this many UTF-16 units before adding a hash.
 const SLUG_LIMIT: usize = 200;
@@ -94,7 +102,7 @@ pub fn write(
         thinking: options.thinking,
         keep_system: false,
     };
-    let sequenced = turns::sequence(&conv.messages, rules, report);
+    let mut sequenced = turns::sequence(&conv.messages, rules, report);
     if sequenced.turns.is_empty() {
         crate::cli::warn(
             "agy-decode",
@@ -104,6 +112,14 @@ pub fn write(
             ),
         );
         return Ok(());
+    }
+    if sequenced.turns.last().is_some_and(|t| t.role == Role::User) {
+        // Claude Code takes a session that ends with the user for an
+        // interrupted turn and answers it with texts of its own.
+        let mut closing = turns::Turn::new(Role::Assistant, None);
+        closing.blocks.push(turns::text_block(CLOSING));
+        sequenced.turns.push(closing);
+        report.add(CLOSING_ADDED, 1);
     }
     let session = session_id(&conv.id);
     let cwd = project_dir(conv, options)?;

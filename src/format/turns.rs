@@ -76,7 +76,7 @@ pub struct Turn {
 }
 
 impl Turn {
-    fn new(role: Role, msg: Option<&Msg>) -> Turn {
+    pub fn new(role: Role, msg: Option<&Msg>) -> Turn {
         Turn {
             role,
             results: Vec::new(),
