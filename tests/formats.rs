@@ -20,7 +20,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use std::cell::RefCell;
+use std::io::Write;
+use std::rc::Rc;
+
 use agy_tools::format::claude_code::project_slug;
+use agy_tools::format::{self, Converter, Format};
+use agy_tools::io::Output;
 use fake_api::FakeApi;
 use serde_json::{json, Value};
 use support::{exe, run, run_ok, Scratch};
@@ -152,6 +158,86 @@ fn json_lines(bytes: &[u8]) -> Vec<Value> {
         .filter(|l| !l.is_empty())
         .map(|l| serde_json::from_slice(l).unwrap())
         .collect()
+}
+
+/// A conversation in the message stream as agy-decode is about to write
+/// it (issue 9): every message names its steps in `idx` (a number or a
+/// list), system messages carry `raw`, a damaged step says so, tool calls
+/// and thinking carry signatures, a task_boundary call has its result, and
+/// a result whose call was never declared stays a tool_result block. The
+/// converters must take it as it is.
+const FUTURE_ID: &str = "5d1f0c2e-8a47-4b6e-9f31-2c7d4e8a9b10";
+
+fn future_stream() -> String {
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+    let records = [
+        json!({"role": "user", "idx": 0, "timestamp": "2026-08-10T09:00:00Z",
+               "content": [{"type": "text", "text": "Tidy the task list."}]}),
+        json!({"role": "assistant", "idx": [1, 2], "model": "gemini-3-flash", "stop_reason": "tool_use",
+               "usage": {"input_tokens": 10, "output_tokens": 2, "thoughts_tokens": 5},
+               "content": [
+                   {"type": "thinking", "thinking": "List first.", "signature": "c2ln"},
+                   {"type": "text", "text": "Listing."},
+                   {"type": "tool_use", "id": "call_ls", "name": "Bash",
+                    "input": {"command": "ls"}, "signature": "0a1b2c"},
+                   {"type": "tool_use", "id": "call_tb", "name": "task_boundary",
+                    "input": {"TaskName": "Tidy"}, "signature": "0d0e"}]}),
+        json!({"role": "user", "idx": 3, "damaged": true,
+               "content": [{"type": "tool_result", "tool_use_id": "call_ls", "content": "a\nb"}]}),
+        json!({"role": "system", "idx": 4, "step_type": "TASK_BOUNDARY", "raw": "0a04546964",
+               "content": [{"type": "text", "text": "Tidy", "field": "task_name"}]}),
+        json!({"role": "user", "idx": 4,
+               "content": [{"type": "tool_result", "tool_use_id": "call_tb", "content": ""}]}),
+        json!({"role": "user", "idx": 5,
+               "content": [{"type": "tool_result", "tool_use_id": "ghost", "content": "from nowhere", "is_error": true}]}),
+        json!({"role": "user", "idx": 6, "implicit": true, "content": [
+               {"type": "text", "text": "Here is the screen."},
+               {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}},
+               {"type": "image", "source": {"type": "url", "media_type": "image/png", "url": "file:///tmp/shot.png"}}]}),
+        json!({"role": "assistant", "idx": [7], "model": "gemini-3-flash",
+               "content": [{"type": "thinking", "thinking": "", "signature": "c2ln"},
+                           {"type": "text", "text": "Done: a and b.  \n"}]}),
+    ];
+    let mut stream = String::new();
+    for record in records {
+        let mut line = json!({"conversation": FUTURE_ID, "kind": "message"});
+        line.as_object_mut()
+            .unwrap()
+            .extend(record.as_object().unwrap().clone());
+        stream.push_str(&format!("{line}\n"));
+    }
+    stream.push_str(&format!(
+        "{}\n",
+        json!({"conversation": FUTURE_ID, "kind": "meta", "id": FUTURE_ID, "cwd": "/nowhere",
+               "title": "Tidy", "model": "gemini-3-flash", "lineage": {"future": true}})
+    ));
+    stream
+}
+
+struct Shared(Rc<RefCell<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Converts a message stream with the library's converter.
+fn convert(stream: &str, format: Format, options: format::Options) -> Vec<u8> {
+    let buffer = Rc::new(RefCell::new(Vec::new()));
+    let mut out = Output::to(Box::new(Shared(buffer.clone())));
+    let mut converter = Converter::new(format, options);
+    for line in stream.lines() {
+        converter.line(line.as_bytes(), &mut out).unwrap();
+    }
+    converter.finish(&mut out).unwrap();
+    out.flush().unwrap();
+    let bytes = buffer.borrow().clone();
+    bytes
 }
 
 /// What a conversation must still hold after conversion: its texts, its
@@ -330,6 +416,41 @@ fn anthropic_requests_pass_the_sdk_types_and_the_sequencing_rules() {
             conversations += lines.len();
             requests.extend_from_slice(&converted);
         }
+    }
+    let future = json_lines(future_stream().as_bytes());
+    for thinking in [format::Thinking::Drop, format::Thinking::Text] {
+        let options = format::Options {
+            thinking,
+            ..format::Options::default()
+        };
+        let converted = convert(&future_stream(), Format::Anthropic, options);
+        let lines = json_lines(&converted);
+        let want = &holds_of_stream(&future, thinking == format::Thinking::Text)[FUTURE_ID];
+        let got = holds_of_request(lines[0]["messages"].as_array().unwrap());
+        let mut trimmed = Holds {
+            texts: want.texts.clone(),
+            ..Holds::default()
+        };
+        trimmed.texts.remove("Done: a and b.  \n");
+        trimmed.texts.insert("Done: a and b.".into());
+        assert!(
+            missing(&trimmed, &got, FUTURE_ID).is_empty(),
+            "{:#?}",
+            missing(&trimmed, &got, FUTURE_ID)
+        );
+        assert!(missing(
+            &Holds {
+                calls: want.calls.clone(),
+                results: want.results.clone(),
+                ..Holds::default()
+            },
+            &got,
+            FUTURE_ID
+        )
+        .is_empty());
+        assert_eq!(lines[0]["system"], "[TASK_BOUNDARY] Tidy");
+        conversations += 1;
+        requests.extend_from_slice(&converted);
     }
     let file = scratch.join("requests.jsonl");
     std::fs::write(&file, &requests).unwrap();
