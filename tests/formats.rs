@@ -503,8 +503,11 @@ fn anthropic_requests_pass_the_sdk_types_and_the_sequencing_rules() {
 }
 
 /// Runs Claude Code headless, pointed at `api` only, in `cwd` with `home`
-/// as its HOME; gives up (killing it) after two minutes.
+/// as its HOME (and its temporary files under it); gives up (killing it)
+/// after two minutes.
 fn run_claude(claude: &Path, home: &Path, cwd: &Path, api: &FakeApi, args: &[&str]) -> Value {
+    let tmp = home.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
     let mut child = Command::new(claude)
         .args(args)
         .args(["--output-format", "json"])
@@ -512,6 +515,8 @@ fn run_claude(claude: &Path, home: &Path, cwd: &Path, api: &FakeApi, args: &[&st
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .env("HOME", home)
+        .env("TMPDIR", &tmp)
+        .env("CLAUDE_CODE_TMPDIR", &tmp)
         .env("ANTHROPIC_BASE_URL", api.base_url())
         .env("ANTHROPIC_API_KEY", "sk-ant-test-not-a-key")
         .env("DISABLE_TELEMETRY", "1")
