@@ -83,6 +83,12 @@ fn run() -> Result<()> {
             "--out-dir, --cwd and --force go with --format claude-code",
         ));
     }
+    let converting = output.verbose || output.thinking != Thinking::default();
+    if converting && output_format == Format::Messages {
+        return Err(Error::usage(
+            "--thinking and --verbose go with --format anthropic or claude-code",
+        ));
+    }
     let mut decoder = Decoder::new(options);
     let mut sink = Sink::new(output_format, output, Output::stdout());
     for path in io::input_paths(paths) {
