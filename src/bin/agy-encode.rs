@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use agy_tools::cli;
 use agy_tools::encode::{self, Encoder, Options};
 use agy_tools::error::{Error, Result};
+use agy_tools::format::{claude_code_read, Format};
 use agy_tools::io::{self, Lines, Output};
 use agy_tools::onto::{self, Merger};
 
@@ -32,6 +33,9 @@ Options:
                   steps, and every other row and brain file is carried over
   -a, --all       (with --onto) the messages were decoded with --all, so a
                   bookkeeping step no message names was deleted
+      --format F  what FILE holds: messages (the default) or claude-code
+                  (Claude Code session files, one session each)
+  -v, --verbose   claude-code: say on stderr what was left out
   -h, --help      print this help
   -V, --version   print the version
 
@@ -46,6 +50,8 @@ fn main() -> ExitCode {
 fn run() -> Result<()> {
     use lexopt::prelude::*;
     let mut options = Options::default();
+    let mut format = Format::Messages;
+    let mut verbose = false;
     let mut paths: Vec<OsString> = Vec::new();
     let mut onto_path: Option<OsString> = None;
     let mut all = false;
@@ -62,6 +68,11 @@ fn run() -> Result<()> {
             Long("generic") => options.generic = true,
             Long("onto") => onto_path = Some(parser.value()?),
             Short('a') | Long("all") => all = true,
+            Long("format") => {
+                let name = parser.value()?.string()?;
+                format = Format::parse(&name, &[Format::Messages, Format::ClaudeCode])?;
+            }
+            Short('v') | Long("verbose") => verbose = true,
             Short('h') | Long("help") => return cli::print(USAGE),
             Short('V') | Long("version") => return cli::print(&cli::version(NAME)),
             Value(path) => paths.push(path),
@@ -70,6 +81,11 @@ fn run() -> Result<()> {
     }
     if all && onto_path.is_none() {
         return Err(Error::usage("--all is for --onto"));
+    }
+    if format == Format::ClaudeCode && onto_path.is_some() {
+        return Err(Error::usage(
+            "--onto reads a message stream, not --format claude-code",
+        ));
     }
     let mut out = Output::stdout();
     if let Some(onto_path) = onto_path {
@@ -98,6 +114,10 @@ fn run() -> Result<()> {
     let mut encoder = Encoder::new(options);
     for path in io::input_paths(paths) {
         let mut lines = Lines::open(&path)?;
+        if format == Format::ClaudeCode {
+            claude_code_read::encode(&mut lines, &mut encoder, &mut out, verbose)?;
+            continue;
+        }
         while let Some(line) = lines.next_line()? {
             let result =
                 encode::parse_line(line).and_then(|record| encoder.record(record, &mut out));

@@ -1,0 +1,108 @@
+//! `agy-decode --format anthropic`: one Messages API request body per
+//! conversation, `{"conversation":…,"system":…,"tools":[…],"messages":[…]}`.
+//! With `conversation` taken out and `model` and `max_tokens` put in, it is
+//! a request the API accepts: the turns follow [`super::turns`], `system`
+//! holds the bookkeeping messages' text (present only when there is some),
+//! and `tools` declares every tool the history calls, because the API
+//! refuses `tool_use` and `tool_result` blocks in a request that defines no
+//! tools. The declarations take any object (`"input_schema":
+//! {"type":"object"}`); remove them with jq to send the conversation for a
+//! review that must call nothing.
+
+use serde_json::Value;
+
+use super::turns::{self, change, object, Rules};
+use super::{Conversation, Options, Report};
+use crate::error::Result;
+use crate::io::Output;
+use crate::message::Role;
+
+/// Writes `conv` as one line to `out`.
+pub fn write(
+    conv: &Conversation,
+    options: &Options,
+    report: &mut Report,
+    out: &mut Output,
+) -> Result<()> {
+    let rules = Rules {
+        thinking: options.thinking,
+        keep_system: true,
+    };
+    let mut sequenced = turns::sequence(&conv.messages, rules, report);
+    if sequenced.turns.is_empty() {
+        crate::cli::warn(
+            "agy-decode",
+            format_args!(
+                "conversation {} has no user or assistant content; no request written",
+                conv.id
+            ),
+        );
+        return Ok(());
+    }
+    trim_last_assistant(&mut sequenced.turns, report);
+    let messages: Vec<Value> = sequenced
+        .turns
+        .iter()
+        .map(|turn| {
+            let role = match turn.role {
+                Role::Assistant => "assistant",
+                _ => "user",
+            };
+            object([
+                ("role", role.into()),
+                ("content", Value::Array(turn.content().cloned().collect())),
+            ])
+        })
+        .collect();
+    let mut request = serde_json::Map::new();
+    request.insert("conversation".into(), conv.id.clone().into());
+    if !sequenced.system.is_empty() {
+        request.insert("system".into(), sequenced.system.join("\n\n").into());
+    }
+    if !sequenced.tool_names.is_empty() {
+        let tools = sequenced
+            .tool_names
+            .iter()
+            .map(|name| {
+                object([
+                    ("name", name.as_str().into()),
+                    ("input_schema", object([("type", "object".into())])),
+                ])
+            })
+            .collect();
+        request.insert("tools".into(), Value::Array(tools));
+    }
+    request.insert("messages".into(), Value::Array(messages));
+    let buf = out.buf();
+    serde_json::to_writer(&mut *buf, &Value::Object(request))
+        .expect("serializing to a Vec cannot fail");
+    buf.push(b'\n');
+    Ok(())
+}
+
+/// The API refuses a final assistant turn whose text ends in whitespace
+/// (it would be continued from there): such text is trimmed, and a block
+/// left empty is dropped.
+fn trim_last_assistant(turns: &mut Vec<turns::Turn>, report: &mut Report) {
+    let Some(last) = turns.last_mut().filter(|t| t.role == Role::Assistant) else {
+        return;
+    };
+    let Some(block) = last.blocks.last_mut() else {
+        return;
+    };
+    let Some(Value::String(text)) = block.get_mut("text") else {
+        return;
+    };
+    let trimmed = text.trim_end().len();
+    if trimmed == text.len() {
+        return;
+    }
+    report.add(change::TRAILING, 1);
+    text.truncate(trimmed);
+    if text.is_empty() {
+        last.blocks.pop();
+        if last.blocks.is_empty() {
+            turns.pop();
+        }
+    }
+}
