@@ -55,6 +55,10 @@ pub struct Decoder {
     payload: Vec<u8>,
     metadata: Vec<u8>,
     error_details: Vec<u8>,
+    /// A damaged payload's readable part, as a message.
+    repaired: Vec<u8>,
+    /// What could not be read, for the caller to say on stderr.
+    warnings: Vec<String>,
 }
 
 /// What one conversation remembers between steps.
@@ -82,6 +86,8 @@ struct Conversation {
     latest_model: Option<String>,
     /// The model name of the latest user input's planner configuration.
     configured_model: Option<String>,
+    /// The step being decoded is damaged (its messages say so).
+    damaged: bool,
     /// Present once a result waits for its spilled full text.
     waiting: Option<Waiting>,
 }
@@ -394,6 +400,13 @@ impl Decoder {
         if !has_payload {
             self.payload.clear();
         }
+        // A Step cut short (or unreadable past some byte) is decoded from
+        // its readable part, and its messages say they are damaged.
+        let mut damage = wire::damage(&self.payload).map(|d| format!("step_payload {d}"));
+        if damage.is_some() {
+            self.repaired = wire::repair(&self.payload).unwrap_or_default();
+            std::mem::swap(&mut self.payload, &mut self.repaired);
+        }
         let step = wire::Message::new(&self.payload);
         // The columns mirror Step fields 5 and 31; read a column only when
         // the payload lacks its field (a damaged payload, say).
@@ -420,9 +433,117 @@ impl Decoder {
             columns.step_type,
             columns.status,
         );
-        let idx = columns.idx;
+        if damage.is_none() {
+            if let Some((number, payload)) = view.payload {
+                damage = wire::damage(payload.bytes())
+                    .map(|d| format!("step_payload field {number}: {d}"));
+                if damage.is_some() {
+                    // Whole Step, payload cut short inside: decode the Step
+                    // with the payload's readable part.
+                    let repaired = wire::repair(payload.bytes()).unwrap_or_default();
+                    let mut step_bytes = wire::Writer::with_capacity(self.payload.len());
+                    for (f, raw) in wire::field_spans(&self.payload).0 {
+                        match f.number == number {
+                            true => step_bytes.bytes(number, &repaired),
+                            false => step_bytes.raw(raw),
+                        };
+                    }
+                    self.repaired = step_bytes.into_bytes();
+                    let step = wire::Message::new(&self.repaired);
+                    let view = StepView::new(
+                        step,
+                        view.metadata,
+                        view.error,
+                        columns.step_type,
+                        columns.status,
+                    );
+                    let conv = self.current.as_mut().expect("a conversation is open");
+                    return Ok(finish_step(
+                        conv,
+                        &mut self.warnings,
+                        &view,
+                        columns.idx,
+                        damage,
+                        buf,
+                    ));
+                }
+            }
+        }
         let conv = self.current.as_mut().expect("a conversation is open");
-        Ok(conv.step(&view, idx, buf))
+        Ok(finish_step(
+            conv,
+            &mut self.warnings,
+            &view,
+            columns.idx,
+            damage,
+            buf,
+        ))
+    }
+
+    /// What could not be read since the last call, one line each.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+}
+
+/// Writes a step's messages, marked and said when it is damaged.
+fn finish_step(
+    conv: &mut Conversation,
+    warnings: &mut Vec<String>,
+    view: &StepView<'_>,
+    idx: Option<i64>,
+    damage: Option<String>,
+    buf: &mut Vec<u8>,
+) -> Option<SpilledResult> {
+    let start = buf.len();
+    conv.damaged = damage.is_some();
+    let mut spilled = conv.step(view, idx, buf);
+    conv.damaged = false;
+    if let Some(damage) = damage {
+        let step = idx.map_or_else(|| "?".to_string(), |i| i.to_string());
+        let shown = if buf.len() > start {
+            "the readable part is decoded and marked \"damaged\""
+        } else {
+            "it gives no message"
+        };
+        warnings.push(format!(
+            "conversation {}: step {step}: {damage}; {shown}",
+            conv.id
+        ));
+        mark_damaged(buf, start, spilled.as_mut());
+    }
+    spilled
+}
+
+/// Marks each message line from `start` on `"damaged":true` (before its
+/// content, the record's last key), moving a spilled result's hole with
+/// its message.
+fn mark_damaged(buf: &mut Vec<u8>, start: usize, spilled: Option<&mut SpilledResult>) {
+    const CONTENT: &[u8] = b",\"content\":[";
+    const MARK: &[u8] = b",\"damaged\":true";
+    let mut out = Vec::with_capacity(buf.len() - start + 32);
+    let mut last_shift = 0;
+    for line in buf[start..].split_inclusive(|&b| b == b'\n') {
+        // Quotes inside strings are escaped, and the blocks come after
+        // the message's own content key, so the first match is it.
+        match memchr::memmem::find(line, CONTENT) {
+            Some(at) => {
+                out.extend_from_slice(&line[..at]);
+                out.extend_from_slice(MARK);
+                out.extend_from_slice(&line[at..]);
+                last_shift = MARK.len();
+            }
+            None => {
+                out.extend_from_slice(line);
+                last_shift = 0;
+            }
+        }
+    }
+    buf.truncate(start);
+    buf.extend_from_slice(&out);
+    // The spilled result is the step's last message.
+    if let Some(spilled) = spilled {
+        spilled.at += last_shift;
     }
 }
 
@@ -615,6 +736,33 @@ impl Conversation {
         None
     }
 
+    /// A user input or reply with nothing to show: no message, but with
+    /// `--all` a system message saying so (carrying the step whole, so it
+    /// can be written back). No empty message appears unexplained.
+    fn nothing_to_show(
+        &self,
+        view: &StepView<'_>,
+        idx: Option<i64>,
+        timestamp: Option<String>,
+        what: &str,
+        out: &mut Vec<u8>,
+    ) {
+        if !self.all {
+            return;
+        }
+        let name = step_type_name(view.kind);
+        let text = Cow::Owned(format!("{name} step with {what}"));
+        let raw = Cow::Owned(hex::encode(view.step.bytes()));
+        self.system_message(
+            view.kind,
+            idx,
+            timestamp,
+            vec![Block::text(text)],
+            Some(raw),
+            out,
+        );
+    }
+
     fn system_message(
         &self,
         step_kind: u64,
@@ -698,6 +846,10 @@ impl Conversation {
                 Block::Document { source }
             });
         }
+        if content.is_empty() && !self.damaged {
+            self.nothing_to_show(view, idx, timestamp, "no text, images or documents", out);
+            return;
+        }
         let message = Message {
             implicit: view.metadata.get_u64(field::metadata::SOURCE) == Some(source::USER_IMPLICIT),
             ..new_message(&self.id, Role::User, idx, timestamp, content)
@@ -759,6 +911,10 @@ impl Conversation {
                 input,
                 signature,
             });
+        }
+        if content.is_empty() && !self.damaged {
+            self.nothing_to_show(view, idx, timestamp, "no text, thinking or tool calls", out);
+            return;
         }
         let model = self.model_of(view, idx);
         if model.is_some() {

@@ -145,6 +145,107 @@ pub fn field_spans(buf: &[u8]) -> (Vec<(Field<'_>, &[u8])>, &[u8]) {
     }
 }
 
+/// Where and how a message stops being readable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Damage {
+    /// Bytes read before the damage.
+    pub offset: usize,
+    /// The field being read when it stopped, if its tag was readable.
+    pub field: Option<u32>,
+    /// A length-delimited field's declared length, and how many of those
+    /// bytes are there (fewer: the message was cut short).
+    pub declared: Option<(u64, usize)>,
+    /// Bytes that could not be read.
+    pub unread: usize,
+}
+
+impl std::fmt::Display for Damage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.field, self.declared) {
+            (Some(n), Some((declared, present))) => write!(
+                f,
+                "field {n} at byte {} declares {declared} bytes and {present} are there",
+                self.offset
+            ),
+            (Some(n), None) => write!(
+                f,
+                "field {n} at byte {} is unreadable ({} bytes lost)",
+                self.offset, self.unread
+            ),
+            (None, _) => write!(
+                f,
+                "unreadable after {} bytes ({} bytes lost)",
+                self.offset, self.unread
+            ),
+        }
+    }
+}
+
+/// How `buf` is damaged, if it does not read whole as a message.
+pub fn damage(buf: &[u8]) -> Option<Damage> {
+    // The common case, a whole message, without collecting its fields.
+    let mut fields = Fields::new(buf);
+    for _ in fields.by_ref() {}
+    if !fields.is_damaged() {
+        return None;
+    }
+    let (_, tail) = field_spans(buf);
+    if tail.is_empty() {
+        return None;
+    }
+    let offset = buf.len() - tail.len();
+    let mut damage = Damage {
+        offset,
+        field: None,
+        declared: None,
+        unread: tail.len(),
+    };
+    if let Some((tag, used)) = read_varint(tail) {
+        let number = tag >> 3;
+        if number > 0 && number <= u64::from(u32::MAX >> 3) {
+            damage.field = Some(number as u32);
+            if tag & 7 == 2 {
+                if let Some((len, n)) = read_varint(&tail[used..]) {
+                    damage.declared = Some((len, tail.len() - used - n));
+                }
+            }
+        }
+    }
+    Some(damage)
+}
+
+/// The readable part of a damaged message as a message: the fields before
+/// the damage, and a length-delimited field that was cut short with what
+/// is there of it (itself repaired when it reads as a message cut short),
+/// so a reader gets the text up to the cut. `None` when `buf` is whole.
+pub fn repair(buf: &[u8]) -> Option<Vec<u8>> {
+    let (spans, tail) = field_spans(buf);
+    if tail.is_empty() {
+        return None;
+    }
+    let mut out = Writer::with_capacity(buf.len());
+    for (_, raw) in &spans {
+        out.raw(raw);
+    }
+    let damage = damage(buf).expect("a tail is damage");
+    if let (Some(number), Some((declared, present))) = (damage.field, damage.declared) {
+        if (present as u64) < declared {
+            let partial = &tail[tail.len() - present..];
+            match damage_is_cut(partial).then(|| repair(partial)).flatten() {
+                Some(inner) => out.bytes(number, &inner),
+                None => out.bytes(number, partial),
+            };
+        }
+    }
+    Some(out.into_bytes())
+}
+
+/// Whether `buf` is a message cut short (its last field declares more
+/// bytes than are there), rather than bytes of another kind.
+fn damage_is_cut(buf: &[u8]) -> bool {
+    matches!(damage(buf), Some(Damage { declared: Some((declared, present)), .. }) if (present as u64) < declared)
+}
+
 /// Whether `buf` reads whole as a message of at least one field: how a
 /// length-delimited value is told to be a nested message rather than text.
 pub fn is_whole_message(buf: &[u8]) -> bool {

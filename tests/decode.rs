@@ -540,30 +540,32 @@ fn damaged_blobs_decode_to_their_readable_prefix() {
     let mut inner = payload.0.clone();
     inner.truncate(inner.len() - 3);
     // The Step is intact but lacks field 5; its planner message is cut
-    // inside the thinking text, which is lost while the fields before it
-    // stay.
+    // inside the thinking text.
     damaged.extend(Msg::new().bytes(20, &inner).0);
     let out = decode(&[
         db("c1"),
         row("c1", 0, PLANNER_RESPONSE, DONE, &meta, &Msg(damaged)),
     ]);
+    // The thinking text keeps what is there of it, and the message says
+    // it is damaged.
     assert_eq!(
         out[0],
         concat!(
-            r#"{"conversation":"c1","kind":"message","role":"assistant","idx":0,"timestamp":"2026-08-10T09:14:03Z","content":["#,
+            r#"{"conversation":"c1","kind":"message","role":"assistant","idx":0,"timestamp":"2026-08-10T09:14:03Z","damaged":true,"content":["#,
+            r#"{"type":"thinking","thinking":"thou"},"#,
             r#"{"type":"text","text":"hello"},"#,
             r#"{"type":"tool_use","id":"k1","name":"Bash","input":{"command":"a"}},"#,
             r#"{"type":"tool_use","id":"k2","name":"list_dir","input":{}}]}"#
         )
     );
-    // Pure garbage is an empty step, not an error.
+    // Pure garbage is an empty step, not an error, and says it is damaged.
     let out = decode(&[
         db("c1"),
         row_with("c1", 0, 14, 3, "ffff", "null", "ffffffffffffffffffffff"),
     ]);
     assert_eq!(
         out[0],
-        r#"{"conversation":"c1","kind":"message","role":"user","idx":0,"content":[]}"#
+        r#"{"conversation":"c1","kind":"message","role":"user","idx":0,"damaged":true,"content":[]}"#
     );
 }
 

@@ -103,6 +103,9 @@ fn run() -> Result<()> {
             if let Err(err) = result.and_then(|()| sink.end_record()) {
                 return Err(err.context(lines.place()));
             }
+            for warning in decoder.take_warnings() {
+                cli::warn(NAME, format_args!("{}: {warning}", lines.place()));
+            }
         }
     }
     decoder.finish(sink.output())?;

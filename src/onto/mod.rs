@@ -340,6 +340,9 @@ impl Merger {
 
     /// Loads the next original step of the conversation, if any.
     fn load_step(&mut self) -> Result<()> {
+        // agy-decode said what of the original is damaged; here a damaged
+        // step is one more step to match.
+        drop(self.decoder.take_warnings());
         let conv = self.conv.as_ref().expect("a conversation is open");
         if conv.cur.is_some() || conv.steps_done {
             return Ok(());
