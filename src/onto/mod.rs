@@ -404,12 +404,12 @@ impl Merger {
         let conv = self.conv.as_mut().expect("open");
         let mut expected = Vec::new();
         let mut at = 0;
-        for l in lines.split_inclusive(|&b| b == b'\n') {
-            let body = l.strip_suffix(b"\n").unwrap_or(l);
+        for end in memchr::memchr_iter(b'\n', &lines) {
+            let body = &lines[at..end];
             if !body.is_empty() {
-                expected.push((at..at + body.len(), line_is_system(body)));
+                expected.push((at..end, line_is_system(body)));
             }
-            at += l.len();
+            at = end + 1;
         }
         self.lines = conv.pool.pop().unwrap_or_default();
         let matched = vec![false; expected.len()];
