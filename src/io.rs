@@ -178,6 +178,12 @@ impl Output {
         }
     }
 
+    /// A file, written like standard output: what [`Output::copy_from_file`]
+    /// copies into it is moved by the kernel.
+    pub fn file(file: File) -> Output {
+        Output::with_sink(Sink::File(file))
+    }
+
     pub fn to(sink: Box<dyn Write>) -> Output {
         Output::with_sink(Sink::Writer(sink))
     }

@@ -20,6 +20,7 @@ pub mod message_reader;
 pub mod onto;
 pub mod pack;
 pub mod record;
+pub mod render;
 pub mod results;
 pub mod root;
 pub mod spool;

@@ -1,0 +1,440 @@
+//! The Markdown format: plain CommonMark (with GitHub's tables), no raw
+//! HTML of its own, so it reads the same in any renderer or as text.
+//!
+//! Markdown has nothing to collapse with, so thinking is a quote and tool
+//! output is shown whole, in fenced code blocks whose fences outlast any
+//! backticks inside. Text from the conversation is Markdown already and is
+//! passed through [`markdown::sanitize_markdown`]; every other string
+//! (titles, paths, tool names) is escaped to mean only its characters.
+
+use serde_json::Value;
+
+use super::calls::{self, CallView, ResultView};
+use super::diff::Line;
+use super::escape::{md_code_block, md_inline};
+use super::markdown;
+use super::page::{Page, ResultOf};
+use super::site::Entry;
+use super::stream::{Block, Blocks, Record, Role};
+use super::summary::{display_time, grouped, Summary};
+use crate::time::Timestamp;
+
+#[derive(Default)]
+pub struct Markdown;
+
+fn inline(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    md_inline(&mut out, text);
+    out
+}
+
+fn push(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(s.as_bytes());
+}
+
+fn code(out: &mut Vec<u8>, text: &str, info: &str) {
+    let mut block = String::with_capacity(text.len() + 16);
+    md_code_block(&mut block, text, info);
+    push(out, &block);
+    push(out, "\n");
+}
+
+/// Every line of `text` behind `> `.
+fn quoted(out: &mut Vec<u8>, text: &str) {
+    for line in text.lines() {
+        push(out, if line.is_empty() { ">" } else { "> " });
+        push(out, line);
+        push(out, "\n");
+    }
+}
+
+fn damage_note(out: &mut Vec<u8>, damage: Option<Option<&str>>) {
+    let Some(detail) = damage else { return };
+    let mut note = String::from("> **Damaged step:** only the part that could be read is shown");
+    if let Some(detail) = detail {
+        note.push_str(" (");
+        note.push_str(&inline(detail));
+        note.push(')');
+    }
+    push(out, &note);
+    push(out, ".\n\n");
+}
+
+/// A code block's language from a file name's extension, if it has a
+/// plain one.
+fn language(path: Option<&str>) -> &str {
+    let Some((_, ext)) = path.and_then(|p| p.rsplit_once('.')) else {
+        return "";
+    };
+    if ext.len() <= 10 && ext.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        ext
+    } else {
+        ""
+    }
+}
+
+fn time(at: Option<&str>) -> Option<String> {
+    at.and_then(|t| Timestamp::parse(t).ok()).map(display_time)
+}
+
+impl Page for Markdown {
+    fn extension(&self) -> &'static str {
+        "md"
+    }
+
+    fn document_start(&self, _out: &mut Vec<u8>, _title: &str) {}
+
+    fn document_end(&self, _out: &mut Vec<u8>) {}
+
+    fn no_conversations(&self, out: &mut Vec<u8>) {
+        push(out, "*No conversations in the input.*\n");
+    }
+
+    fn conversation_start(&self, out: &mut Vec<u8>, s: &Summary, index_link: bool) {
+        push(out, &format!("# {}\n\n", inline(&s.title())));
+        if index_link {
+            push(out, "[← All conversations](index.md)\n\n");
+        }
+        push(out, "| | |\n| --- | --- |\n");
+        let mut fact = |name: &str, value: &str| {
+            push(out, &format!("| {name} | {} |\n", inline(value)));
+        };
+        fact("Conversation", &s.id);
+        if let Some(cwd) = &s.cwd {
+            fact("Directory", cwd);
+        }
+        if let Some(branch) = &s.branch {
+            fact("Branch", branch);
+        }
+        if !s.models.is_empty() {
+            fact(
+                if s.models.len() == 1 {
+                    "Model"
+                } else {
+                    "Models"
+                },
+                &s.models.join(", "),
+            );
+        }
+        if let Some(at) = s.started() {
+            fact("Started", &display_time(at));
+        }
+        if let Some(at) = s.last {
+            fact("Last message", &display_time(at));
+        }
+        let mut turns = format!(
+            "{} user, {} assistant; {} tool calls",
+            grouped(s.user_turns),
+            grouped(s.assistant_turns),
+            grouped(s.tool_calls)
+        );
+        if s.tool_errors > 0 {
+            turns.push_str(&format!(", {} failed", grouped(s.tool_errors)));
+        }
+        if s.system_messages > 0 {
+            turns.push_str(&format!("; {} system messages", grouped(s.system_messages)));
+        }
+        fact("Turns", &turns);
+        let t = &s.tokens;
+        fact(
+            "Tokens",
+            &format!(
+                "{} in total: input {}, output {}, cache write {}, cache read {}",
+                grouped(t.total()),
+                grouped(t.input),
+                grouped(t.output),
+                grouped(t.cache_creation),
+                grouped(t.cache_read)
+            ),
+        );
+        if let Some(parent) = &s.parent {
+            fact("Parent conversation", parent);
+        }
+        if let Some(fork) = &s.forked_from {
+            fact("Forked from", fork);
+        }
+        push(out, "\n");
+        if !s.meta_seen {
+            push(out, "> **Warning:** the stream held no meta record for this conversation: title, directory and branch are unknown.\n\n");
+        }
+        if s.damaged > 0 {
+            push(
+                out,
+                &format!(
+                    "> **Warning:** {} damaged steps are marked below.\n\n",
+                    grouped(s.damaged)
+                ),
+            );
+        }
+        if s.unreadable > 0 {
+            push(out, &format!("> **Warning:** {} input lines could not be read; each is marked where it was.\n\n", grouped(s.unreadable)));
+        }
+    }
+
+    fn conversation_end(&self, out: &mut Vec<u8>) {
+        push(out, "---\n\n");
+    }
+
+    fn turn_start(&self, out: &mut Vec<u8>, record: &Record, _number: u64) {
+        let mut head = vec![match (record.role(), record.is_implicit()) {
+            (Some(Role::Assistant), _) => "Assistant".to_string(),
+            (_, true) => "User (written by agy)".to_string(),
+            _ => "User".to_string(),
+        }];
+        head.extend(record.model().map(inline));
+        head.extend(time(record.timestamp()));
+        let tokens = record.tokens();
+        if !tokens.is_zero() {
+            head.push(format!(
+                "in {} · out {}",
+                grouped(tokens.input),
+                grouped(tokens.output)
+            ));
+        }
+        if let Some(stop) = super::stream::text(&record.stop_reason) {
+            if !matches!(stop, "end_turn" | "tool_use") {
+                head.push(format!("**stopped: {}**", inline(stop)));
+            }
+        }
+        push(out, &format!("## {}\n\n", head.join(" · ")));
+        damage_note(out, record.damage());
+    }
+
+    fn turn_end(&self, _out: &mut Vec<u8>) {}
+
+    fn text(&self, out: &mut Vec<u8>, text: &str, _typed: bool) {
+        push(out, markdown::sanitize_markdown(text).trim_end());
+        push(out, "\n\n");
+    }
+
+    fn thinking(&self, out: &mut Vec<u8>, text: &str) {
+        push(out, "> **Thinking**\n>\n");
+        quoted(out, &markdown::sanitize_markdown(text));
+        push(out, "\n");
+    }
+
+    fn media(&self, out: &mut Vec<u8>, image: bool, source: &Value) {
+        let get = |key: &str| source.get(key).and_then(Value::as_str);
+        let media_type = get("media_type").unwrap_or("unknown type");
+        match (get("type"), get("data"), get("url")) {
+            (Some("base64"), Some(data), _)
+                if image && markdown::media_type_ok(media_type) && markdown::base64_ok(data) =>
+            {
+                push(
+                    out,
+                    &format!(
+                        "![attached image ({})](data:{media_type};base64,{data})\n\n",
+                        inline(media_type)
+                    ),
+                );
+            }
+            (Some("base64"), Some(_), _) => {
+                push(
+                    out,
+                    &format!(
+                        "*Attached {} ({}), not shown inline.*\n\n",
+                        if image { "image" } else { "document" },
+                        inline(media_type)
+                    ),
+                );
+            }
+            (_, _, Some(url)) => {
+                push(
+                    out,
+                    &format!(
+                        "*Attached {} by reference, not loaded:* {}\n\n",
+                        inline(media_type),
+                        inline(url)
+                    ),
+                );
+            }
+            _ => self.other_block(out, source),
+        }
+    }
+
+    fn other_block(&self, out: &mut Vec<u8>, block: &Value) {
+        let kind = block
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown");
+        push(out, &format!("*{} block:*\n\n", inline(kind)));
+        code(out, &calls::pretty(block), "json");
+    }
+
+    fn tool_start(&self, _out: &mut Vec<u8>, _number: Option<u64>) {}
+
+    fn call(&self, out: &mut Vec<u8>, name: &str, input: &Value, _number: u64) {
+        let view = calls::view(name, input);
+        let path = match &view {
+            CallView::Edit { path, .. } | CallView::Write { path, .. } => *path,
+            CallView::Json(_) => None,
+        };
+        let mut head = format!("**Tool call: {}**", inline(name));
+        if let Some(summary) = path.map(str::to_string).or_else(|| calls::summary(input)) {
+            head.push_str(" · ");
+            head.push_str(&inline(&summary));
+        }
+        push(out, &head);
+        push(out, "\n\n");
+        let rest = |out: &mut Vec<u8>, rest: &Option<String>| {
+            if let Some(rest) = rest {
+                push(out, "*Other arguments:*\n\n");
+                code(out, rest, "json");
+            }
+        };
+        match &view {
+            CallView::Edit {
+                path,
+                edits,
+                rest: others,
+            } => {
+                for edit in edits {
+                    let name = path.unwrap_or("file");
+                    let mut text = format!(
+                        "--- {name}\n+++ {name}{}\n",
+                        if edit.replace_all {
+                            " (every occurrence)"
+                        } else {
+                            ""
+                        }
+                    );
+                    for hunk in &edit.hunks {
+                        text.push_str(&hunk.header);
+                        text.push('\n');
+                        for (kind, line) in &hunk.lines {
+                            text.push(match kind {
+                                Line::Context => ' ',
+                                Line::Removed => '-',
+                                Line::Added => '+',
+                            });
+                            text.push_str(line);
+                            text.push('\n');
+                        }
+                    }
+                    code(out, &text, "diff");
+                }
+                rest(out, others);
+            }
+            CallView::Write {
+                path,
+                content,
+                rest: others,
+            } => {
+                code(out, content, language(*path));
+                rest(out, others);
+            }
+            CallView::Json(json) => code(out, json, "json"),
+        }
+    }
+
+    fn result(&self, out: &mut Vec<u8>, result: &ResultOf) {
+        let mut head = String::from(if result.is_error {
+            "**Error**"
+        } else {
+            "**Result**"
+        });
+        if result.call.is_none() {
+            match result.name {
+                Some(name) => head.push_str(&format!(" of {}", inline(name))),
+                None => head.push_str(" of a call not in this conversation"),
+            }
+        }
+        push(out, &head);
+        push(out, "\n\n");
+        damage_note(out, result.damaged);
+        match calls::result_view(result.content) {
+            ResultView::Empty => push(out, "*(empty)*\n\n"),
+            ResultView::Text(text) => code(out, text, "text"),
+            ResultView::File { verb, path } => push(out, &format!("{verb} {}\n\n", inline(path))),
+            ResultView::Blocks(blocks) => {
+                for block in blocks {
+                    match Block::of(block) {
+                        Block::Text(text) => code(out, text, "text"),
+                        Block::Media { image, source } => self.media(out, image, source),
+                        _ => self.other_block(out, block),
+                    }
+                }
+            }
+            ResultView::Json(json) => code(out, &json, "json"),
+        }
+    }
+
+    fn no_result(&self, out: &mut Vec<u8>) {
+        push(out, "*No result recorded.*\n\n");
+    }
+
+    fn tool_end(&self, _out: &mut Vec<u8>) {}
+
+    fn system(&self, out: &mut Vec<u8>, record: &Record, _number: u64) {
+        let mut head = vec!["System".to_string()];
+        head.extend(record.step_type().map(|s| inline(&s)));
+        head.extend(record.idx().map(|i| format!("step {i}")));
+        head.extend(time(record.timestamp()));
+        push(out, &format!("> *{}*\n", head.join(" · ")));
+        let mut others = Vec::new();
+        let text_block = |out: &mut Vec<u8>, field: Option<&str>, text: &str| {
+            push(out, ">\n");
+            if let Some(field) = field {
+                push(out, &format!("> **{}:**\n>\n", inline(field)));
+            }
+            quoted(out, &markdown::sanitize_markdown(text));
+        };
+        match record.blocks() {
+            Blocks::Text(text) => text_block(out, None, text),
+            Blocks::Array(items) => {
+                for item in items {
+                    match Block::of(item) {
+                        Block::Text(text) => {
+                            text_block(out, item.get("field").and_then(Value::as_str), text)
+                        }
+                        _ => others.push(item),
+                    }
+                }
+            }
+        }
+        push(out, "\n");
+        damage_note(out, record.damage());
+        for item in others {
+            self.other_block(out, item);
+        }
+    }
+
+    fn unreadable(&self, out: &mut Vec<u8>, place: &str, error: &str) {
+        push(
+            out,
+            &format!(
+                "> **Warning:** {}\n\n",
+                inline(&format!(
+                    "{place}: this input line could not be read: {error}"
+                ))
+            ),
+        );
+    }
+
+    fn index(&self, out: &mut Vec<u8>, entries: &[Entry]) {
+        push(
+            out,
+            &format!(
+                "# Conversations\n\n{} conversations, newest first.\n\n",
+                grouped(entries.len() as u64)
+            ),
+        );
+        push(out, "| Title | Started | Last message | Turns | Tokens | Model |\n| --- | --- | --- | ---: | ---: | --- |\n");
+        for entry in entries {
+            let when = |t: &Option<String>| time(t.as_deref()).unwrap_or_default();
+            push(
+                out,
+                &format!(
+                    "| [{}]({}) | {} | {} | {} | {} | {} |\n",
+                    inline(&entry.title),
+                    super::html::file_href(&entry.file),
+                    when(&entry.started),
+                    when(&entry.last),
+                    grouped(entry.turns),
+                    grouped(entry.usage.total()),
+                    inline(&entry.models.join(", "))
+                ),
+            );
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! What an output format writes: the contract between the conversation
+//! walker ([`super::conversation`]) and the HTML and Markdown writers.
+//!
+//! Every method appends to a byte buffer and cannot fail: the walker owns
+//! the I/O. The walker decides order and nesting (a turn holds its text,
+//! then its tool calls, each paired with its result); a format only says
+//! how each piece looks.
+
+use serde_json::Value;
+
+use super::site::Entry;
+use super::stream::Record;
+use super::summary::Summary;
+
+/// A tool result as the walker hands it over: with the call's name and
+/// number when the call was seen.
+pub struct ResultOf<'a> {
+    pub name: Option<&'a str>,
+    pub call: Option<u64>,
+    pub content: &'a Value,
+    pub is_error: bool,
+    /// The message the result came in was marked damaged.
+    pub damaged: Option<Option<&'a str>>,
+}
+
+pub trait Page {
+    /// The file name extension of a page, without the dot.
+    fn extension(&self) -> &'static str;
+
+    /// What comes before the first conversation (for HTML the head, with
+    /// the policy and the stylesheet); `title` is the first conversation's.
+    fn document_start(&self, out: &mut Vec<u8>, title: &str);
+    fn document_end(&self, out: &mut Vec<u8>);
+    /// The note of a document without conversations.
+    fn no_conversations(&self, out: &mut Vec<u8>);
+
+    /// A conversation's header. `index_link`: the page lives beside an
+    /// index it can link back to.
+    fn conversation_start(&self, out: &mut Vec<u8>, summary: &Summary, index_link: bool);
+    fn conversation_end(&self, out: &mut Vec<u8>);
+
+    /// A user or assistant turn: who, when, which model, its usage, and a
+    /// mark when the message is damaged. `number` counts the messages of
+    /// the conversation from 1.
+    fn turn_start(&self, out: &mut Vec<u8>, record: &Record, number: u64);
+    fn turn_end(&self, out: &mut Vec<u8>);
+
+    /// Text as Markdown. `typed`: a person wrote it, so its line breaks
+    /// are kept.
+    fn text(&self, out: &mut Vec<u8>, text: &str, typed: bool);
+    /// The model's thinking, collapsed.
+    fn thinking(&self, out: &mut Vec<u8>, text: &str);
+    /// An image or document block's `source`.
+    fn media(&self, out: &mut Vec<u8>, image: bool, source: &Value);
+    /// A block of a type nothing here knows.
+    fn other_block(&self, out: &mut Vec<u8>, block: &Value);
+
+    /// Opens the pairing of call number `number` (none for a result whose
+    /// call was not seen) and its result.
+    fn tool_start(&self, out: &mut Vec<u8>, number: Option<u64>);
+    fn call(&self, out: &mut Vec<u8>, name: &str, input: &Value, number: u64);
+    fn result(&self, out: &mut Vec<u8>, result: &ResultOf);
+    /// In place of the result of a call that got none.
+    fn no_result(&self, out: &mut Vec<u8>);
+    fn tool_end(&self, out: &mut Vec<u8>);
+
+    /// A system message (agy-decode --all), dimmed.
+    fn system(&self, out: &mut Vec<u8>, record: &Record, number: u64);
+    /// In place of an input line that could not be read.
+    fn unreadable(&self, out: &mut Vec<u8>, place: &str, error: &str);
+
+    /// A whole index document of `entries`, already in order.
+    fn index(&self, out: &mut Vec<u8>, entries: &[Entry]);
+}

@@ -1,0 +1,245 @@
+//! `--out DIR`: one page per conversation, written whole or not at all, and
+//! an index of every conversation in the directory.
+//!
+//! A nightly job renders only what changed, so the index cannot be made of
+//! this run's conversations alone. Beside it the directory keeps
+//! `index.ndjson`, one line per conversation (the index as data, for jq
+//! too): each run reads it, replaces the lines of the conversations it
+//! rendered, drops those whose page is gone, and writes both files again.
+//! Every file is written under a temporary name in the directory and
+//! renamed into place, so a reader (a web server publishing the directory)
+//! never sees half a page, and a failed conversation keeps its old page.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::page::Page;
+use super::summary::{self, Summary};
+use crate::error::{Error, Result};
+use crate::time::Timestamp;
+
+/// The data file beside the index page.
+pub const CATALOGUE: &str = "index.ndjson";
+
+/// One conversation in the index.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    pub id: String,
+    /// The page's file name, relative to the directory.
+    pub file: String,
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last: Option<String>,
+    #[serde(default)]
+    pub turns: u64,
+    #[serde(default)]
+    pub usage: Usage,
+    #[serde(default)]
+    pub models: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cache_creation_input_tokens: u64,
+    #[serde(default)]
+    pub cache_read_input_tokens: u64,
+}
+
+impl Usage {
+    pub fn total(&self) -> u64 {
+        self.input_tokens
+            + self.output_tokens
+            + self.cache_creation_input_tokens
+            + self.cache_read_input_tokens
+    }
+}
+
+impl Entry {
+    pub fn new(summary: &Summary, file: String) -> Entry {
+        Entry {
+            id: summary.id.clone(),
+            file,
+            title: summary.title(),
+            started: summary.started().map(summary::iso_time),
+            last: summary.last.map(summary::iso_time),
+            turns: summary.turns(),
+            usage: Usage {
+                input_tokens: summary.tokens.input,
+                output_tokens: summary.tokens.output,
+                cache_creation_input_tokens: summary.tokens.cache_creation,
+                cache_read_input_tokens: summary.tokens.cache_read,
+            },
+            models: summary.models.clone(),
+        }
+    }
+
+    /// The time the index sorts by: the last message's, else the start.
+    pub fn newest(&self) -> Option<Timestamp> {
+        let parse = |t: &Option<String>| t.as_deref().and_then(|t| Timestamp::parse(t).ok());
+        parse(&self.last).or_else(|| parse(&self.started))
+    }
+}
+
+/// Newest first; conversations without a time last; ties by id.
+pub fn sort(entries: &mut [Entry]) {
+    entries.sort_by(|a, b| {
+        b.newest()
+            .cmp(&a.newest())
+            .then_with(|| a.id.as_bytes().cmp(b.id.as_bytes()))
+    });
+}
+
+/// The output directory of a run.
+pub struct Site {
+    pub dir: PathBuf,
+    entries: BTreeMap<String, Entry>,
+}
+
+impl Site {
+    /// Opens (creating it if needed) `dir` and reads its catalogue. Lines
+    /// of the catalogue that cannot be read are reported and left out; a
+    /// conversation whose page is gone is left out.
+    pub fn open(dir: &Path, warn: &mut dyn FnMut(String)) -> Result<Site> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
+        let path = dir.join(CATALOGUE);
+        let mut entries = BTreeMap::new();
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                for (n, line) in text.lines().enumerate() {
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    match serde_json::from_str::<Entry>(line) {
+                        Ok(entry) if dir.join(&entry.file).is_file() => {
+                            entries.insert(entry.id.clone(), entry);
+                        }
+                        Ok(_) => {}
+                        Err(e) => warn(format!(
+                            "{}:{}: left out of the index: {e}",
+                            path.display(),
+                            n + 1
+                        )),
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(path.display(), e)),
+        }
+        Ok(Site {
+            dir: dir.to_path_buf(),
+            entries,
+        })
+    }
+
+    /// Records a page written in this run.
+    pub fn add(&mut self, entry: Entry) {
+        self.entries.insert(entry.id.clone(), entry);
+    }
+
+    /// Writes `index.ndjson` and the index page of `page`'s format.
+    pub fn write_index(&self, page: &dyn Page) -> Result<()> {
+        let mut entries: Vec<Entry> = self.entries.values().cloned().collect();
+        sort(&mut entries);
+        let mut data = Vec::new();
+        for entry in &entries {
+            serde_json::to_writer(&mut data, entry).expect("an entry is plain data");
+            data.push(b'\n');
+        }
+        write_whole(&self.dir.join(CATALOGUE), &data)?;
+        let mut html = Vec::new();
+        page.index(&mut html, &entries);
+        write_whole(&self.dir.join(format!("index.{}", page.extension())), &html)
+    }
+}
+
+/// A file being written under a temporary name in its directory; renamed
+/// into place by [`Pending::commit`], removed if dropped before.
+pub struct Pending {
+    temporary: PathBuf,
+    path: PathBuf,
+    committed: bool,
+}
+
+impl Pending {
+    pub fn create(path: &Path) -> Result<(Pending, File)> {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let temporary = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+        let file = File::create(&temporary).map_err(|e| Error::io(temporary.display(), e))?;
+        Ok((
+            Pending {
+                temporary,
+                path: path.to_path_buf(),
+                committed: false,
+            },
+            file,
+        ))
+    }
+
+    pub fn commit(mut self) -> Result<()> {
+        std::fs::rename(&self.temporary, &self.path)
+            .map_err(|e| Error::io(self.path.display(), e))?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.temporary);
+        }
+    }
+}
+
+fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let (pending, mut file) = Pending::create(path)?;
+    file.write_all(bytes)
+        .map_err(|e| Error::io(path.display(), e))?;
+    drop(file);
+    pending.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: &str, last: Option<&str>) -> Entry {
+        Entry {
+            id: id.to_string(),
+            file: format!("{id}.html"),
+            title: id.to_string(),
+            started: None,
+            last: last.map(str::to_string),
+            turns: 0,
+            usage: Usage::default(),
+            models: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn newest_first_then_by_id() {
+        let mut entries = vec![
+            entry("b", Some("2026-01-01T00:00:00Z")),
+            entry("none", None),
+            entry("a", Some("2026-01-01T00:00:00Z")),
+            entry("new", Some("2026-01-01T00:00:00.5Z")),
+        ];
+        sort(&mut entries);
+        let ids: Vec<_> = entries.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["new", "a", "b", "none"]);
+    }
+}

@@ -1,0 +1,227 @@
+//! What a conversation's header says: the meta record's facts and the
+//! totals counted over its messages.
+
+use serde_json::Value;
+
+use super::stream::{self, Record, Role, Tokens};
+use crate::time::Timestamp;
+
+/// The header of one conversation, filled in as its records are read.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// The conversation id of the stream.
+    pub id: String,
+    pub meta_seen: bool,
+    pub title: Option<String>,
+    pub cwd: Option<String>,
+    pub branch: Option<String>,
+    pub parent: Option<String>,
+    pub forked_from: Option<String>,
+    /// Models in the order they first answered; the meta record's model
+    /// when no message names one.
+    pub models: Vec<String>,
+    /// The meta record's creation time.
+    pub created: Option<Timestamp>,
+    /// The earliest and latest message times.
+    pub first: Option<Timestamp>,
+    pub last: Option<Timestamp>,
+    pub tokens: Tokens,
+    pub user_turns: u64,
+    pub assistant_turns: u64,
+    pub tool_calls: u64,
+    pub tool_errors: u64,
+    pub system_messages: u64,
+    pub damaged: u64,
+    /// Input lines of this conversation that could not be read.
+    pub unreadable: u64,
+    /// The first thing the user typed, for a title when the meta record
+    /// has none.
+    pub first_user_text: Option<String>,
+}
+
+/// How long a title made from the first user text may be, as agy-decode
+/// makes it.
+const TITLE_CHARS: usize = 80;
+
+impl Summary {
+    pub fn new(id: &str) -> Summary {
+        Summary {
+            id: id.to_string(),
+            ..Summary::default()
+        }
+    }
+
+    /// Counts one message record.
+    pub fn message(&mut self, record: &Record) {
+        if let Some(time) = record.timestamp().and_then(|t| Timestamp::parse(t).ok()) {
+            self.first = Some(self.first.map_or(time, |f| f.min(time)));
+            self.last = Some(self.last.map_or(time, |l| l.max(time)));
+        }
+        if record.damage().is_some() {
+            self.damaged += 1;
+        }
+        let blocks = record.blocks();
+        match record.role() {
+            Some(Role::Assistant) => {
+                self.assistant_turns += 1;
+                self.tokens.add(record.tokens());
+                if let Some(model) = record.model() {
+                    if !self.models.iter().any(|m| m == model) {
+                        self.models.push(model.to_string());
+                    }
+                }
+                self.tool_calls += blocks
+                    .iter()
+                    .filter(|b| matches!(b, stream::Block::ToolUse { .. }))
+                    .count() as u64;
+            }
+            Some(Role::User) => {
+                let mut turn = false;
+                for block in blocks.iter() {
+                    match block {
+                        stream::Block::ToolResult { is_error, .. } => {
+                            self.tool_errors += u64::from(is_error);
+                        }
+                        stream::Block::Text(text) => {
+                            turn = true;
+                            if self.first_user_text.is_none() && !record.is_implicit() {
+                                let text = text.trim();
+                                if !text.is_empty() {
+                                    self.first_user_text = Some(title_from(text));
+                                }
+                            }
+                        }
+                        _ => turn = true,
+                    }
+                }
+                self.user_turns += u64::from(turn);
+            }
+            Some(Role::System) => self.system_messages += 1,
+            None => {}
+        }
+    }
+
+    /// Takes in the meta record.
+    pub fn meta(&mut self, record: &Record) {
+        self.meta_seen = true;
+        let owned = |value: &Option<Value>| stream::text(value).map(str::to_string);
+        self.title = owned(&record.title).filter(|t| !t.trim().is_empty());
+        self.cwd = owned(&record.cwd);
+        self.branch = owned(&record.git_branch);
+        self.parent = owned(&record.parent_conversation_id);
+        self.forked_from = record
+            .forked_from
+            .as_ref()
+            .and_then(|f| f.get("conversation_id"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        self.created = record.timestamp().and_then(|t| Timestamp::parse(t).ok());
+        if self.models.is_empty() {
+            if let Some(model) = record.model() {
+                self.models.push(model.to_string());
+            }
+        }
+    }
+
+    /// The title to show: the meta record's, else the first user text,
+    /// else one made of the id.
+    pub fn title(&self) -> String {
+        self.title
+            .clone()
+            .or_else(|| self.first_user_text.clone())
+            .unwrap_or_else(|| format!("Conversation {}", self.id))
+    }
+
+    /// When the conversation started: the meta record's time, else the
+    /// first message's.
+    pub fn started(&self) -> Option<Timestamp> {
+        match (self.created, self.first) {
+            (Some(c), Some(f)) => Some(c.min(f)),
+            (c, f) => c.or(f),
+        }
+    }
+
+    /// User and assistant turns; tool results and system messages are not
+    /// turns.
+    pub fn turns(&self) -> u64 {
+        self.user_turns + self.assistant_turns
+    }
+}
+
+/// The first line of `text`, cut to [`TITLE_CHARS`] characters.
+fn title_from(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("").trim();
+    super::calls::cut(line, TITLE_CHARS)
+}
+
+/// `2026-08-10 09:09:39 UTC`: to the second, for people.
+pub fn display_time(time: Timestamp) -> String {
+    match time.format_seconds() {
+        Some(text) => format!("{} {} UTC", &text[..10], &text[11..19]),
+        None => String::from("?"),
+    }
+}
+
+/// The full RFC 3339 form, for machines (`datetime` attributes, the index).
+pub fn iso_time(time: Timestamp) -> String {
+    time.format().unwrap_or_default()
+}
+
+/// `12,345`: digits grouped by three, the same everywhere.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(line: &str) -> Record {
+        Record::parse(line.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn totals_and_times_come_from_the_messages() {
+        let mut s = Summary::new("c");
+        s.message(&record(r#"{"conversation":"c","kind":"message","role":"user","timestamp":"2026-08-10T09:00:00.5Z","content":[{"type":"text","text":"  Fix the parser\nplease"}]}"#));
+        s.message(&record(r#"{"conversation":"c","kind":"message","role":"assistant","timestamp":"2026-08-10T09:00:01Z","model":"m1","usage":{"input_tokens":10,"output_tokens":2,"cache_read_input_tokens":100},"content":[{"type":"tool_use","id":"a","name":"Bash","input":{}}]}"#));
+        s.message(&record(r#"{"conversation":"c","kind":"message","role":"user","timestamp":"2026-08-10T09:00:00Z","content":[{"type":"tool_result","tool_use_id":"a","content":"x","is_error":true}]}"#));
+        s.message(&record(r#"{"conversation":"c","kind":"message","role":"assistant","timestamp":"2026-08-10T09:00:03Z","model":"m2","usage":{"input_tokens":1},"damaged":true,"content":[]}"#));
+        assert_eq!(s.turns(), 3);
+        assert_eq!((s.tool_calls, s.tool_errors, s.damaged), (1, 1, 1));
+        assert_eq!(s.models, ["m1", "m2"]);
+        assert_eq!(s.tokens.total(), 113);
+        assert_eq!(
+            s.first.map(display_time).as_deref(),
+            Some("2026-08-10 09:00:00 UTC")
+        );
+        assert_eq!(
+            s.last.map(iso_time).as_deref(),
+            Some("2026-08-10T09:00:03Z")
+        );
+        assert_eq!(s.title(), "Fix the parser");
+        s.meta(&record(r#"{"conversation":"c","kind":"meta","title":"T","model":"m3","timestamp":"2026-08-10T08:59:59Z"}"#));
+        assert_eq!(s.title(), "T");
+        assert_eq!(s.models, ["m1", "m2"]);
+        assert_eq!(
+            s.started().map(iso_time).as_deref(),
+            Some("2026-08-10T08:59:59Z")
+        );
+    }
+
+    #[test]
+    fn numbers_are_grouped() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped(1234567), "1,234,567");
+    }
+}
