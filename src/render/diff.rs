@@ -2,20 +2,23 @@
 //!
 //! The diff is `similar`'s (Myers) rather than ours: a diff is easy to get
 //! subtly wrong, and `similar` is maintained, small and has no required
-//! dependencies. Its deadline is not used, since a time limit would make the
-//! output depend on the machine's speed; instead a pair of strings too long
-//! for a quick diff (more than [`MAX_LINES`] lines together) is shown as all
-//! of the old lines removed and all of the new ones added, which is still a
-//! correct diff.
+//! dependencies. Myers takes time in proportion to the lines times the
+//! differences, so two long, wholly different strings would stall a render;
+//! `similar` bounds that with a deadline, which is not used here because a
+//! time limit makes the output depend on the machine's speed. Instead the
+//! lines common to both ends are set aside, and when what is left has more
+//! than [`BUDGET`] line pairs it is shown as all removed and all added:
+//! still a correct diff, found in linear time, the same on every machine.
 //!
 //! The line numbers in the hunk headers count from the start of the old and
 //! new strings, not of the file: the call does not say where in the file
 //! they are.
 
-use similar::{Algorithm, DiffTag};
+use similar::{Algorithm, DiffOp, DiffTag};
 
-/// Above this many lines (old and new together) the diff is not searched.
-pub const MAX_LINES: usize = 20_000;
+/// Old lines times new lines (after the common ends are set aside) above
+/// which the difference is not searched: 2,000 by 2,000 lines.
+pub const BUDGET: usize = 4_000_000;
 
 /// Lines of context around each change.
 const CONTEXT: usize = 3;
@@ -40,12 +43,46 @@ pub fn hunks<'a>(old: &'a str, new: &'a str) -> Vec<Hunk<'a>> {
     if old == new {
         return Vec::new();
     }
-    if old.lines().count() + new.lines().count() > MAX_LINES {
-        return vec![whole(old, new)];
-    }
     let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
     let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
-    let ops = similar::capture_diff_slices(Algorithm::Myers, &old_lines, &new_lines);
+    let head = old_lines
+        .iter()
+        .zip(&new_lines)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let tail = old_lines[head..]
+        .iter()
+        .rev()
+        .zip(new_lines[head..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (old_mid, new_mid) = (old_lines.len() - head - tail, new_lines.len() - head - tail);
+    let ops = if old_mid.saturating_mul(new_mid) > BUDGET {
+        vec![
+            DiffOp::Equal {
+                old_index: 0,
+                new_index: 0,
+                len: head,
+            },
+            DiffOp::Delete {
+                old_index: head,
+                old_len: old_mid,
+                new_index: head,
+            },
+            DiffOp::Insert {
+                old_index: head + old_mid,
+                new_index: head,
+                new_len: new_mid,
+            },
+            DiffOp::Equal {
+                old_index: head + old_mid,
+                new_index: head + new_mid,
+                len: tail,
+            },
+        ]
+    } else {
+        similar::capture_diff_slices(Algorithm::Myers, &old_lines, &new_lines)
+    };
     let mut out = Vec::new();
     for group in similar::group_diff_ops(ops, CONTEXT) {
         let (Some(first), Some(last)) = (group.first(), group.last()) else {
@@ -78,16 +115,6 @@ pub fn hunks<'a>(old: &'a str, new: &'a str) -> Vec<Hunk<'a>> {
         });
     }
     out
-}
-
-/// Every old line removed, every new line added.
-fn whole<'a>(old: &'a str, new: &'a str) -> Hunk<'a> {
-    let removed: Vec<_> = old.lines().map(|l| (Line::Removed, l)).collect();
-    let added: Vec<_> = new.lines().map(|l| (Line::Added, l)).collect();
-    Hunk {
-        header: header(0..removed.len(), 0..added.len()),
-        lines: removed.into_iter().chain(added).collect(),
-    }
 }
 
 fn trim_eol(line: &str) -> &str {
@@ -141,12 +168,23 @@ mod tests {
     }
 
     #[test]
-    fn huge_inputs_are_not_searched() {
-        let old = "x\n".repeat(MAX_LINES);
-        let new = "y\n".repeat(3);
+    fn wholly_different_long_strings_are_not_searched() {
+        let lines =
+            |word: &str, n: usize| -> String { (0..n).map(|i| format!("{word} {i}\n")).collect() };
+        let old = format!("same\n{}end\n", lines("old", 3000));
+        let new = format!("same\n{}end\n", lines("new", 2000));
         let h = hunks(&old, &new);
         assert_eq!(h.len(), 1);
-        assert_eq!(h[0].header, format!("@@ -1,{MAX_LINES} +1,3 @@"));
-        assert_eq!(h[0].lines.len(), MAX_LINES + 3);
+        assert_eq!(h[0].header, "@@ -1,3002 +1,2002 @@");
+        assert_eq!(h[0].lines[0], (Line::Context, "same"));
+        assert_eq!(h[0].lines[1], (Line::Removed, "old 0"));
+        assert_eq!(h[0].lines[3001], (Line::Added, "new 0"));
+        assert_eq!(h[0].lines.last(), Some(&(Line::Context, "end")));
+        // A long string with one line changed is still searched.
+        let original = lines("x", 5000);
+        let mut changed = original.clone();
+        changed.replace_range(0..3, "X 0");
+        let h = hunks(&original, &changed);
+        assert_eq!(h[0].lines.len(), 5);
     }
 }
