@@ -78,6 +78,18 @@ impl Lines {
         }
     }
 
+    /// [`Lines::next_line`] with its line number, for a reader that keeps
+    /// the line while it may still have to say where it was: the place is
+    /// [`Lines::name`] and the number, formatted only when needed.
+    pub fn next_numbered_line(&mut self) -> Result<Option<(u64, &[u8])>> {
+        let Some(line) = self.next_line()? else {
+            return Ok(None);
+        };
+        let (at, len) = (line.as_ptr() as usize, line.len());
+        let start = at - self.buf.as_ptr() as usize;
+        Ok(Some((self.line_number, &self.buf[start..start + len])))
+    }
+
     /// The span of the next line in `buf`, reading more as needed; the last
     /// line may lack its newline.
     fn next_span(&mut self) -> Result<Option<(usize, usize)>> {

@@ -3,23 +3,25 @@
 //! anything else is its input as indented JSON; a result is text, a file
 //! change, content blocks or JSON.
 
-use serde_json::{Map, Value};
+use std::borrow::Cow;
 
-use super::diff::{self, Hunk};
+use serde_json::value::RawValue;
+
+use super::stream::Members;
 
 /// How a call's input is shown.
 pub enum CallView<'a> {
     /// `Edit` and `MultiEdit`: each edit as a diff.
     Edit {
-        path: Option<&'a str>,
+        path: Option<Cow<'a, str>>,
         edits: Vec<EditView<'a>>,
-        /// The other arguments, as JSON, when there are any.
+        /// The other arguments, as indented JSON, when there are any.
         rest: Option<String>,
     },
     /// `Write`: the file's content.
     Write {
-        path: Option<&'a str>,
-        content: &'a str,
+        path: Option<Cow<'a, str>>,
+        content: Cow<'a, str>,
         rest: Option<String>,
     },
     /// Anything else: the input, indented.
@@ -27,7 +29,8 @@ pub enum CallView<'a> {
 }
 
 pub struct EditView<'a> {
-    pub hunks: Vec<Hunk<'a>>,
+    pub old: Cow<'a, str>,
+    pub new: Cow<'a, str>,
     pub replace_all: bool,
 }
 
@@ -42,41 +45,38 @@ const EDIT_KEYS: &[&str] = &[
 ];
 const WRITE_KEYS: &[&str] = &["file_path", "content"];
 
-pub fn view<'a>(name: &str, input: &'a Value) -> CallView<'a> {
-    let Value::Object(args) = input else {
-        return CallView::Json(pretty(input));
+pub fn view<'a>(name: &str, input: &'a RawValue, args: Option<&Members<'a>>) -> CallView<'a> {
+    let Some(args) = args else {
+        return CallView::Json(pretty(input.get()));
     };
-    let str_arg = |key: &str| args.get(key).and_then(Value::as_str);
     match name {
         "Edit" => {
             if let Some(edit) = edit_view(args) {
                 return CallView::Edit {
-                    path: str_arg("file_path"),
+                    path: args.string("file_path"),
                     edits: vec![edit],
                     rest: rest(args, EDIT_KEYS),
                 };
             }
         }
         "MultiEdit" => {
-            let edits: Option<Vec<_>> = match args.get("edits") {
-                Some(Value::Array(items)) => items
-                    .iter()
-                    .map(|item| item.as_object().and_then(edit_view))
-                    .collect(),
-                _ => None,
-            };
+            let items = args
+                .get("edits")
+                .and_then(|raw| serde_json::from_str::<Vec<Members>>(raw.get()).ok());
+            let edits: Option<Vec<_>> =
+                items.and_then(|items| items.iter().map(edit_view).collect());
             if let Some(edits) = edits {
                 return CallView::Edit {
-                    path: str_arg("file_path"),
+                    path: args.string("file_path"),
                     edits,
                     rest: rest(args, EDIT_KEYS),
                 };
             }
         }
         "Write" => {
-            if let Some(content) = str_arg("content") {
+            if let Some(content) = args.string("content") {
                 return CallView::Write {
-                    path: str_arg("file_path"),
+                    path: args.string("file_path"),
                     content,
                     rest: rest(args, WRITE_KEYS),
                 };
@@ -84,36 +84,97 @@ pub fn view<'a>(name: &str, input: &'a Value) -> CallView<'a> {
         }
         _ => {}
     }
-    CallView::Json(pretty(input))
+    CallView::Json(pretty(input.get()))
 }
 
-fn edit_view(args: &Map<String, Value>) -> Option<EditView<'_>> {
-    let old = args.get("old_string")?.as_str()?;
-    let new = args.get("new_string")?.as_str()?;
+fn edit_view<'a>(args: &Members<'a>) -> Option<EditView<'a>> {
     Some(EditView {
-        hunks: diff::hunks(old, new),
-        replace_all: args.get("replace_all").and_then(Value::as_bool) == Some(true),
+        old: args.string("old_string")?,
+        new: args.string("new_string")?,
+        replace_all: args.is_true("replace_all"),
     })
 }
 
 /// The arguments other than `shown`, as indented JSON, if any are left.
-fn rest(args: &Map<String, Value>, shown: &[&str]) -> Option<String> {
-    let left: Map<String, Value> = args
-        .iter()
-        .filter(|(key, _)| !shown.contains(&key.as_str()))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
-    (!left.is_empty()).then(|| pretty(&Value::Object(left)))
+fn rest(args: &Members, shown: &[&str]) -> Option<String> {
+    let left = Members(
+        args.0
+            .iter()
+            .filter(|(key, _)| !shown.contains(&key.as_ref()))
+            .cloned()
+            .collect(),
+    );
+    (!left.0.is_empty()).then(|| pretty(&left.to_json()))
 }
 
-/// `value` as indented JSON, keys in their order.
-pub fn pretty(value: &Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_default()
+/// Valid JSON text re-indented by two spaces, `"key": value`, members in
+/// their order, strings and numbers as they were written: the layout of
+/// `serde_json::to_string_pretty`, made in one pass over the text instead
+/// of through a tree.
+pub fn pretty(json: &str) -> String {
+    let bytes = json.as_bytes();
+    let mut out = Vec::with_capacity(json.len() + json.len() / 4);
+    let mut depth = 0usize;
+    let newline = |out: &mut Vec<u8>, depth: usize| {
+        out.push(b'\n');
+        out.resize(out.len() + 2 * depth, b' ');
+    };
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < bytes.len() {
+                    match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+                        Some(at) if bytes[i + at] == b'\\' => i += at + 2,
+                        Some(at) => {
+                            i += at + 1;
+                            break;
+                        }
+                        None => i = bytes.len(),
+                    }
+                }
+                out.extend_from_slice(&bytes[start..i.min(bytes.len())]);
+                continue;
+            }
+            b'{' | b'[' => {
+                let close = if b == b'{' { b'}' } else { b']' };
+                let next = bytes[i + 1..]
+                    .iter()
+                    .position(|c| !c.is_ascii_whitespace())
+                    .map(|at| i + 1 + at);
+                if next.is_some_and(|at| bytes[at] == close) {
+                    out.extend_from_slice(&[b, close]);
+                    i = next.unwrap_or(i) + 1;
+                    continue;
+                }
+                out.push(b);
+                depth += 1;
+                newline(&mut out, depth);
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(b);
+            }
+            b',' => {
+                out.push(b',');
+                newline(&mut out, depth);
+            }
+            b':' => out.extend_from_slice(b": "),
+            b' ' | b'\t' | b'\n' | b'\r' => {}
+            _ => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| json.to_string())
 }
 
 /// The argument that says most about a call in one line (a command, a
 /// path, a query), cut to its first line and [`SUMMARY_CHARS`] characters.
-pub fn summary(input: &Value) -> Option<String> {
+pub fn summary(args: &Members) -> Option<String> {
     const KEYS: &[&str] = &[
         "command",
         "file_path",
@@ -133,10 +194,7 @@ pub fn summary(input: &Value) -> Option<String> {
         "ToolName",
         "description",
     ];
-    let args = input.as_object()?;
-    let text = KEYS
-        .iter()
-        .find_map(|key| args.get(*key).and_then(Value::as_str))?;
+    let text = KEYS.iter().find_map(|key| args.string(key))?;
     let line = text.lines().find(|l| !l.trim().is_empty())?.trim();
     Some(cut(line, SUMMARY_CHARS))
 }
@@ -154,64 +212,109 @@ pub fn cut(text: &str, max: usize) -> String {
 /// How a result is shown.
 pub enum ResultView<'a> {
     Empty,
-    Text(&'a str),
+    /// Text, as the body of its JSON string literal (still escaped): large
+    /// output is unescaped straight into the page.
+    JsonText(&'a str),
     /// agy-decode's `{"file":PATH,"created"|"edited"|"deleted":true}`.
     File {
         verb: &'static str,
-        path: &'a str,
+        path: Cow<'a, str>,
     },
     /// Content blocks, as the Messages API allows in a result.
-    Blocks(&'a [Value]),
+    Blocks(Vec<Members<'a>>),
     Json(String),
 }
 
-pub fn result_view(content: &Value) -> ResultView<'_> {
-    match content {
-        Value::Null => ResultView::Empty,
-        Value::String(text) if text.is_empty() => ResultView::Empty,
-        Value::String(text) => ResultView::Text(text),
-        Value::Object(map) => {
-            let path = map.get("file").and_then(Value::as_str);
-            let flag = |key: &str| map.get(key).and_then(Value::as_bool) == Some(true);
-            let verb = ["created", "edited", "deleted"]
-                .into_iter()
-                .find(|verb| flag(verb));
-            match (path, verb) {
-                (Some(path), Some(verb)) if map.len() == 2 => ResultView::File { verb, path },
-                _ => ResultView::Json(pretty(content)),
+/// How `content` shows.
+pub fn result_view(content: Option<&RawValue>) -> ResultView<'_> {
+    let Some(raw) = content else {
+        return ResultView::Empty;
+    };
+    let json = raw.get();
+    if let Some(body) = json.strip_prefix('"').and_then(|j| j.strip_suffix('"')) {
+        return if body.is_empty() {
+            ResultView::Empty
+        } else {
+            ResultView::JsonText(body)
+        };
+    }
+    match json.as_bytes().first() {
+        Some(b'n') => ResultView::Empty,
+        Some(b'{') => {
+            if let Some(members) = Members::of(raw) {
+                let verb = ["created", "edited", "deleted"]
+                    .into_iter()
+                    .find(|verb| members.is_true(verb));
+                if let (Some(path), Some(verb), 2) = (members.string("file"), verb, members.0.len())
+                {
+                    return ResultView::File { verb, path };
+                }
             }
+            ResultView::Json(pretty(json))
         }
-        Value::Array(items) if !items.is_empty() && items.iter().all(is_content_block) => {
-            ResultView::Blocks(items)
-        }
-        other => ResultView::Json(pretty(other)),
+        Some(b'[') => match content_blocks(json) {
+            Some(blocks) => ResultView::Blocks(blocks),
+            None => ResultView::Json(pretty(json)),
+        },
+        _ => ResultView::Json(pretty(json)),
     }
 }
 
-fn is_content_block(item: &Value) -> bool {
-    matches!(
-        item.get("type").and_then(Value::as_str),
-        Some("text" | "image")
-    )
+/// The items of a JSON array when it is a non-empty list of text and
+/// image blocks. Parsing stops at the first item that is not one, so a long
+/// list of anything else (a directory listing) is not read twice.
+fn content_blocks(json: &str) -> Option<Vec<Members<'_>>> {
+    use serde::de::{Deserializer, Error, SeqAccess, Visitor};
+    struct BlocksVisitor;
+    impl<'de> Visitor<'de> for BlocksVisitor {
+        type Value = Vec<Members<'de>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("content blocks")
+        }
+        fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+            let mut blocks = Vec::new();
+            while let Some(item) = seq.next_element::<Members<'de>>()? {
+                if !matches!(item.string("type").as_deref(), Some("text" | "image")) {
+                    return Err(S::Error::custom("not a content block"));
+                }
+                blocks.push(item);
+            }
+            Ok(blocks)
+        }
+    }
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    let blocks = deserializer.deserialize_seq(BlocksVisitor).ok()?;
+    (!blocks.is_empty()).then_some(blocks)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    fn raw(json: &str) -> &RawValue {
+        serde_json::from_str(json).unwrap()
+    }
+
+    fn view_of<'a>(name: &str, input: &'a RawValue) -> CallView<'a> {
+        view(name, input, Members::of(input).as_ref())
+    }
 
     #[test]
     fn edits_become_diffs_and_keep_other_arguments() {
-        let input =
-            json!({"file_path":"/a.rs","old_string":"x\n","new_string":"y\n","Instruction":"fix"});
-        let CallView::Edit { path, edits, rest } = view("Edit", &input) else {
+        let input = raw(
+            r#"{"file_path":"/a.rs","old_string":"x\n","new_string":"y\n","Instruction":"fix"}"#,
+        );
+        let CallView::Edit { path, edits, rest } = view_of("Edit", input) else {
             panic!("not an edit view")
         };
-        assert_eq!(path, Some("/a.rs"));
+        assert_eq!(path.as_deref(), Some("/a.rs"));
         assert_eq!(edits.len(), 1);
+        assert_eq!(edits[0].old, "x\n");
         assert_eq!(rest.as_deref(), Some("{\n  \"Instruction\": \"fix\"\n}"));
-        let multi = json!({"file_path":"/a.rs","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":"d","replace_all":true}]});
-        let CallView::Edit { edits, rest, .. } = view("MultiEdit", &multi) else {
+        let multi = raw(
+            r#"{"file_path":"/a.rs","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":"d","replace_all":true}]}"#,
+        );
+        let CallView::Edit { edits, rest, .. } = view_of("MultiEdit", multi) else {
             panic!("not an edit view")
         };
         assert_eq!(edits.len(), 2);
@@ -224,46 +327,64 @@ mod tests {
         for (name, input) in [
             (
                 "Edit",
-                json!({"file_path":"/a","old_string":1,"new_string":"y"}),
+                r#"{"file_path":"/a","old_string":1,"new_string":"y"}"#,
             ),
-            ("MultiEdit", json!({"edits":"not a list"})),
-            ("Write", json!({"file_path":"/a"})),
-            ("Edit", json!("a string")),
+            ("MultiEdit", r#"{"edits":"not a list"}"#),
+            ("MultiEdit", r#"{"edits":[1]}"#),
+            ("Write", r#"{"file_path":"/a"}"#),
+            ("Edit", r#""a string""#),
         ] {
             assert!(
-                matches!(view(name, &input), CallView::Json(_)),
+                matches!(view_of(name, raw(input)), CallView::Json(_)),
                 "{name} {input}"
             );
         }
     }
 
     #[test]
+    fn pretty_matches_serde_json() {
+        for json in [
+            r#"{"a":1,"b":[1,2,{"c":"x, y: {z}"}],"d":{},"e":[],"f":"q\"uo\\te","g":null,"h":[[]],"i":{"j":{"k":true}}}"#,
+            r#"[]"#,
+            r#""just a string""#,
+            r#"{ "spaced" : [ 1 , 2 ] , "empty" : { } }"#,
+        ] {
+            let value: serde_json::Value = serde_json::from_str(json).unwrap();
+            assert_eq!(
+                pretty(json),
+                serde_json::to_string_pretty(&value).unwrap(),
+                "{json}"
+            );
+        }
+    }
+
+    #[test]
     fn results_by_shape() {
-        assert!(matches!(result_view(&json!("")), ResultView::Empty));
+        let view = |json: &'static str| result_view(Some(raw(json)));
+        assert!(matches!(view(r#""""#), ResultView::Empty));
+        assert!(matches!(result_view(None), ResultView::Empty));
+        assert!(matches!(view("null"), ResultView::Empty));
+        assert!(matches!(view(r#""a\nb""#), ResultView::JsonText(r"a\nb")));
         assert!(matches!(
-            result_view(&json!({"file":"/a","created":true})),
+            view(r#"{"file":"/a","created":true}"#),
             ResultView::File {
                 verb: "created",
-                path: "/a"
+                ..
             }
         ));
         assert!(matches!(
-            result_view(&json!([{"type":"text","text":"a"}])),
+            view(r#"[{"type":"text","text":"a"}]"#),
             ResultView::Blocks(_)
         ));
-        assert!(matches!(
-            result_view(&json!([{"name":"a"}])),
-            ResultView::Json(_)
-        ));
+        assert!(matches!(view(r#"[{"name":"a"}]"#), ResultView::Json(_)));
+        assert!(matches!(view("[1]"), ResultView::Json(_)));
     }
 
     #[test]
     fn summaries_are_one_short_line() {
-        assert_eq!(
-            summary(&json!({"command":"\n  cargo test\nmore"})).as_deref(),
-            Some("cargo test")
-        );
+        let args = Members::of(raw(r#"{"command":"\n  cargo test\nmore"}"#)).unwrap();
+        assert_eq!(summary(&args).as_deref(), Some("cargo test"));
         assert_eq!(cut("abcdef", 3), "abc…");
-        assert_eq!(summary(&json!({"other":1})), None);
+        assert_eq!(summary(&Members::of(raw(r#"{"other":1}"#)).unwrap()), None);
     }
 }

@@ -8,18 +8,19 @@
 //! waiting when anything but a result comes is written with "no result".
 //! So what is held is at most the calls of one assistant message.
 //!
-//! Everything else goes straight to the body spool (memory up to a MiB,
-//! then an unlinked temporary file): the header, which needs the meta
-//! record that comes last, is written before the body when the
-//! conversation ends.
+//! Each message's bytes are handed to the caller as soon as they are
+//! rendered (to go to the body's spool, [`super::body`]): the header, which
+//! needs the meta record that comes last, is written before the body when
+//! the conversation ends.
 
 use std::collections::HashMap;
 
+use serde_json::value::RawValue;
+
+use super::calls;
 use super::page::{Page, ResultOf};
 use super::stream::{Block, Record, Role};
 use super::summary::Summary;
-use crate::error::Result;
-use crate::spool::Spool;
 
 struct HeldCall {
     id: String,
@@ -30,7 +31,7 @@ struct HeldCall {
 
 pub struct Conversation {
     pub summary: Summary,
-    body: Spool,
+    /// The bytes of the message last rendered.
     scratch: Vec<u8>,
     held: Vec<HeldCall>,
     /// Calls written without a result: id to name, so a result that comes
@@ -45,7 +46,6 @@ impl Conversation {
     pub fn new(id: &str) -> Conversation {
         Conversation {
             summary: Summary::new(id),
-            body: Spool::default(),
             scratch: Vec::new(),
             held: Vec::new(),
             unanswered: HashMap::new(),
@@ -55,33 +55,40 @@ impl Conversation {
         }
     }
 
-    /// Renders one message record.
-    pub fn message(&mut self, page: &dyn Page, record: &Record) -> Result<()> {
-        self.summary.message(record);
+    /// Renders one message record; the bytes to append to the body.
+    pub fn message(&mut self, page: &dyn Page, record: &Record) -> &[u8] {
+        let blocks = record.blocks();
+        self.summary.message(record, &blocks);
         self.messages += 1;
         let number = self.messages;
         let mut out = std::mem::take(&mut self.scratch);
         out.clear();
         match record.role() {
-            Some(Role::Assistant) => self.assistant(page, &mut out, record, number),
-            Some(Role::User) => self.user(page, &mut out, record, number),
+            Some(Role::Assistant) => self.assistant(page, &mut out, record, &blocks, number),
+            Some(Role::User) => self.user(page, &mut out, record, &blocks, number),
             Some(Role::System) | None => {
                 self.settle(page, &mut out);
                 page.system(&mut out, record, number);
             }
         }
-        let written = self.body.append(&out);
         self.scratch = out;
-        written
+        &self.scratch
     }
 
-    fn assistant(&mut self, page: &dyn Page, out: &mut Vec<u8>, record: &Record, number: u64) {
+    fn assistant(
+        &mut self,
+        page: &dyn Page,
+        out: &mut Vec<u8>,
+        record: &Record,
+        blocks: &[Block],
+        number: u64,
+    ) {
         self.settle(page, out);
         page.turn_start(out, record, number);
         self.turn_open = true;
-        for block in record.blocks().iter() {
+        for block in blocks {
             match block {
-                Block::Text(text) => page.text(out, text, false),
+                Block::Text { text, .. } => page.text(out, text, false),
                 Block::Thinking(text) => page.thinking(out, text),
                 Block::ToolUse { id, name, input } => {
                     self.calls += 1;
@@ -98,37 +105,43 @@ impl Conversation {
                     tool_use_id,
                     content,
                     is_error,
-                } => self.answer(page, out, tool_use_id, content, is_error, record),
-                Block::Media { image, source } => page.media(out, image, source),
-                Block::Other(value) => page.other_block(out, value),
+                } => self.answer(page, out, tool_use_id, *content, *is_error, record),
+                Block::Media { image, source } => page.media(out, *image, source),
+                Block::Other(members) => page.other_block(out, members),
             }
         }
     }
 
     /// Tool results pair with their calls; anything else makes a user
     /// turn.
-    fn user(&mut self, page: &dyn Page, out: &mut Vec<u8>, record: &Record, number: u64) {
-        let blocks = record.blocks();
+    fn user(
+        &mut self,
+        page: &dyn Page,
+        out: &mut Vec<u8>,
+        record: &Record,
+        blocks: &[Block],
+        number: u64,
+    ) {
         let mut turn = false;
-        for block in blocks.iter() {
+        for block in blocks {
             match block {
                 Block::ToolResult {
                     tool_use_id,
                     content,
                     is_error,
-                } => self.answer(page, out, tool_use_id, content, is_error, record),
+                } => self.answer(page, out, tool_use_id, *content, *is_error, record),
                 _ => turn = true,
             }
         }
-        let results_only = !turn && blocks.iter().next().is_some();
+        let results_only = !turn && !blocks.is_empty();
         if results_only {
             return;
         }
         self.settle(page, out);
         page.turn_start(out, record, number);
-        for block in blocks.iter() {
+        for block in blocks {
             match block {
-                Block::Text(text) => page.text(out, text, true),
+                Block::Text { text, .. } => page.text(out, text, true),
                 Block::Thinking(text) => page.thinking(out, text),
                 Block::ToolUse { name, input, .. } => {
                     self.calls += 1;
@@ -138,8 +151,8 @@ impl Conversation {
                     page.tool_end(out);
                 }
                 Block::ToolResult { .. } => {}
-                Block::Media { image, source } => page.media(out, image, source),
-                Block::Other(value) => page.other_block(out, value),
+                Block::Media { image, source } => page.media(out, *image, source),
+                Block::Other(members) => page.other_block(out, members),
             }
         }
         page.turn_end(out);
@@ -150,11 +163,12 @@ impl Conversation {
         page: &dyn Page,
         out: &mut Vec<u8>,
         id: &str,
-        content: &serde_json::Value,
+        content: Option<&RawValue>,
         is_error: bool,
         record: &Record,
     ) {
         let damaged = record.damage();
+        let view = calls::result_view(content);
         match self.held.iter().position(|call| call.id == id) {
             Some(at) => {
                 let call = self.held.remove(at);
@@ -165,7 +179,7 @@ impl Conversation {
                     &ResultOf {
                         name: Some(&call.name),
                         call: Some(call.number),
-                        content,
+                        view,
                         is_error,
                         damaged,
                     },
@@ -180,7 +194,7 @@ impl Conversation {
                     &ResultOf {
                         name: name.as_deref(),
                         call: None,
-                        content,
+                        view,
                         is_error,
                         damaged,
                     },
@@ -206,19 +220,20 @@ impl Conversation {
         }
     }
 
-    /// Marks, where it was, an input line that could not be read.
-    pub fn unreadable(&mut self, page: &dyn Page, place: &str, error: &str) -> Result<()> {
+    /// Marks, where it was, an input line that could not be read; the
+    /// bytes to append to the body.
+    pub fn unreadable(&mut self, page: &dyn Page, place: &str, error: &str) -> &[u8] {
         self.summary.unreadable += 1;
-        let mut out = Vec::new();
-        page.unreadable(&mut out, place, error);
-        self.body.append(&out)
+        self.scratch.clear();
+        page.unreadable(&mut self.scratch, place, error);
+        &self.scratch
     }
 
-    /// Ends the body; the summary and body are the page's parts.
-    pub fn finish(mut self, page: &dyn Page) -> Result<(Summary, Spool)> {
+    /// Ends the conversation: its summary, and the last bytes of the body
+    /// (calls that got no result).
+    pub fn finish(mut self, page: &dyn Page) -> (Summary, Vec<u8>) {
         let mut out = Vec::new();
         self.settle(page, &mut out);
-        self.body.append(&out)?;
-        Ok((self.summary, self.body))
+        (self.summary, out)
     }
 }

@@ -40,6 +40,231 @@ fn entity(b: u8) -> &'static [u8] {
     }
 }
 
+/// Finds the bytes of a set of three, sixteen at a time (with SSE2, the
+/// x86-64 baseline), keeping the other hits of a block for the next call.
+/// Tool output has a line break every few dozen bytes, and starting a fresh
+/// search from each one (as `memchr3` does) cost more than the escaping.
+struct Finder<'a> {
+    bytes: &'a [u8],
+    needles: [u8; 3],
+    /// Where the block of `mask` starts; one bit per byte of it that is a
+    /// needle and has not been returned.
+    block: usize,
+    mask: u32,
+}
+
+impl<'a> Finder<'a> {
+    fn new(bytes: &'a [u8], needles: [u8; 3]) -> Finder<'a> {
+        let mut finder = Finder {
+            bytes,
+            needles,
+            block: 0,
+            mask: 0,
+        };
+        finder.mask = finder.mask_at(0);
+        finder
+    }
+
+    /// The first needle at or after `from`.
+    fn next(&mut self, from: usize) -> Option<usize> {
+        if from >= self.block + 16 {
+            self.block = from;
+            self.mask = self.mask_at(from);
+        } else if from > self.block {
+            self.mask &= !((1u32 << (from - self.block)) - 1);
+        }
+        loop {
+            if self.mask != 0 {
+                return Some(self.block + self.mask.trailing_zeros() as usize);
+            }
+            self.block += 16;
+            if self.block >= self.bytes.len() {
+                return None;
+            }
+            self.mask = self.mask_at(self.block);
+        }
+    }
+
+    fn mask_at(&self, start: usize) -> u32 {
+        let Some(block) = self.bytes.get(start..start + 16) else {
+            let tail = self.bytes.get(start..).unwrap_or_default();
+            return tail
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| self.needles.contains(b))
+                .fold(0, |mask, (i, _)| mask | 1 << i);
+        };
+        block_mask(block, self.needles)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn block_mask(block: &[u8], needles: [u8; 3]) -> u32 {
+    // SAFETY: SSE2 is part of the x86-64 baseline, so every CPU that runs
+    // this x86_64 binary has it; the function reads only its arguments.
+    unsafe { block_mask_sse2(block, needles) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn block_mask_sse2(block: &[u8], needles: [u8; 3]) -> u32 {
+    use std::arch::x86_64::*;
+    let low = u64::from_le_bytes(block[..8].try_into().expect("eight bytes"));
+    let high = u64::from_le_bytes(block[8..16].try_into().expect("eight bytes"));
+    let v = _mm_set_epi64x(high as i64, low as i64);
+    let hit = |needle: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(needle as i8));
+    let any = _mm_or_si128(
+        hit(needles[0]),
+        _mm_or_si128(hit(needles[1]), hit(needles[2])),
+    );
+    _mm_movemask_epi8(any) as u32
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn block_mask(block: &[u8], needles: [u8; 3]) -> u32 {
+    block
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| needles.contains(b))
+        .fold(0, |mask, (i, _)| mask | 1 << i)
+}
+
+/// What [`html_text_counted`] and [`html_json_counted`] saw of the text
+/// they wrote.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counted {
+    /// Line breaks in the text.
+    pub newlines: usize,
+    /// Bytes of the text (not of its escaped form).
+    pub bytes: usize,
+    pub ends_with_newline: bool,
+    /// Where in `out` the preview ends (just after its last line break),
+    /// and how many bytes of the text it holds; `None` when the text has
+    /// fewer line breaks than the preview's lines.
+    pub preview_end: Option<(usize, usize)>,
+}
+
+impl Counted {
+    /// Lines, a last line without a line break included.
+    pub fn lines(&self) -> usize {
+        self.newlines + usize::from(self.bytes > 0 && !self.ends_with_newline)
+    }
+
+    fn newline(&mut self, out: &mut Vec<u8>, preview_lines: usize) {
+        out.push(b'\n');
+        self.newlines += 1;
+        self.bytes += 1;
+        if self.newlines == preview_lines {
+            self.preview_end = Some((out.len(), self.bytes));
+        }
+    }
+
+    fn escaped(&mut self, out: &mut Vec<u8>, c: char) {
+        match c {
+            '&' => out.extend_from_slice(b"&amp;"),
+            '<' => out.extend_from_slice(b"&lt;"),
+            c => {
+                let mut utf8 = [0; 4];
+                out.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+            }
+        }
+        self.bytes += c.len_utf8();
+    }
+}
+
+/// Appends `text` escaped for an HTML text node and counts its lines on
+/// the way, for a `<pre>` that may collapse: one pass over the text, which
+/// is what most of a page's bytes are. `>` is left as it is, which a text
+/// node allows.
+pub fn html_text_counted(out: &mut Vec<u8>, text: &str, preview_lines: usize) -> Counted {
+    let bytes = text.as_bytes();
+    let mut counted = Counted::default();
+    let mut finder = Finder::new(bytes, [b'&', b'<', b'\n']);
+    let mut start = 0;
+    while let Some(at) = finder.next(start) {
+        out.extend_from_slice(&bytes[start..at]);
+        counted.bytes += at - start;
+        match bytes[at] {
+            b'\n' => counted.newline(out, preview_lines),
+            other => counted.escaped(out, other as char),
+        }
+        start = at + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    counted.bytes += bytes.len() - start;
+    counted.ends_with_newline = bytes.last() == Some(&b'\n');
+    counted
+}
+
+/// [`html_text_counted`] of the string whose JSON form is `body` (a JSON
+/// string literal without its quotes, as valid JSON holds it): unescaping
+/// and escaping in the same pass, so a tool's output of megabytes is read
+/// once and never held decoded.
+pub fn html_json_counted(out: &mut Vec<u8>, body: &str, preview_lines: usize) -> Counted {
+    let bytes = body.as_bytes();
+    let mut counted = Counted::default();
+    let mut last = 0u8;
+    let mut finder = Finder::new(bytes, [b'\\', b'&', b'<']);
+    let mut start = 0;
+    while let Some(at) = finder.next(start) {
+        out.extend_from_slice(&bytes[start..at]);
+        counted.bytes += at - start;
+        start = at + 1;
+        if bytes[at] != b'\\' {
+            counted.escaped(out, bytes[at] as char);
+            last = bytes[at];
+            continue;
+        }
+        let escape = bytes.get(at + 1).copied().unwrap_or(b'\\');
+        start = at + 2;
+        let c = match escape {
+            b'n' => '\n',
+            b't' => '\t',
+            b'r' => '\r',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'u' => {
+                let (c, used) = unicode_escape(&body[at..]);
+                start = at + used;
+                c
+            }
+            other => other as char,
+        };
+        if c == '\n' {
+            counted.newline(out, preview_lines);
+        } else {
+            counted.escaped(out, c);
+        }
+        last = if c.is_ascii() { c as u8 } else { 0 };
+    }
+    out.extend_from_slice(&bytes[start..]);
+    counted.bytes += bytes.len() - start;
+    if start < bytes.len() {
+        last = bytes[bytes.len() - 1];
+    }
+    counted.ends_with_newline = last == b'\n';
+    counted
+}
+
+/// The character of the `\uXXXX` escape (or surrogate pair) at the start
+/// of `text`, and the bytes it took; U+FFFD for a lone surrogate.
+fn unicode_escape(text: &str) -> (char, usize) {
+    let unit = |at: usize| {
+        text.get(at..at + 4)
+            .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+    };
+    let Some(first) = unit(2) else {
+        return ('\u{FFFD}', 2);
+    };
+    if (0xD800..0xDC00).contains(&first) && text.get(6..8) == Some("\\u") {
+        if let Some(second) = unit(8).filter(|s| (0xDC00..0xE000).contains(s)) {
+            let c = char::from_u32(0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00));
+            return (c.unwrap_or('\u{FFFD}'), 12);
+        }
+    }
+    (char::from_u32(first).unwrap_or('\u{FFFD}'), 6)
+}
+
 /// Appends `text` as Markdown inline text that means exactly these
 /// characters: every ASCII punctuation character is backslash-escaped (which
 /// CommonMark allows for all of them), so nothing in it can start emphasis,
@@ -118,6 +343,74 @@ mod tests {
             attr("x\" onerror='y' <&>"),
             "x&quot; onerror=&#39;y&#39; &lt;&amp;&gt;"
         );
+    }
+
+    #[test]
+    fn counted_writes_escape_and_count_in_one_pass() {
+        let text = "a<b & c>\nline 2\n\nline é4\n";
+        let mut plain = Vec::new();
+        let counted = html_text_counted(&mut plain, text, 2);
+        assert_eq!(
+            String::from_utf8(plain.clone()).unwrap(),
+            "a&lt;b &amp; c>\nline 2\n\nline é4\n"
+        );
+        assert_eq!(counted.newlines, 4);
+        assert_eq!(counted.lines(), 4);
+        assert_eq!(counted.bytes, text.len());
+        assert_eq!(counted.preview_end, Some((23, 16)));
+        let json = serde_json::to_string(text).unwrap();
+        let mut decoded = Vec::new();
+        let from_json = html_json_counted(&mut decoded, &json[1..json.len() - 1], 2);
+        assert_eq!(decoded, plain);
+        assert_eq!(from_json, counted);
+        let mut out = Vec::new();
+        let c = html_json_counted(
+            &mut out,
+            r#"\u003cx\u0026\ud83d\ude00\"\\n\/ no newline"#,
+            1,
+        );
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "&lt;x&amp;😀\"\\n/ no newline"
+        );
+        assert_eq!((c.newlines, c.lines(), c.ends_with_newline), (0, 1, false));
+        assert_eq!(c.bytes, "<x&😀\"\\n/ no newline".len());
+    }
+
+    #[test]
+    fn the_finder_finds_every_needle_once() {
+        let text: Vec<u8> = (0..200u32)
+            .map(|i| match i % 7 {
+                0 => b'&',
+                3 if i % 2 == 0 => b'<',
+                _ => b'a' + (i % 26) as u8,
+            })
+            .collect();
+        let expected: Vec<usize> = (0..text.len())
+            .filter(|&i| matches!(text[i], b'&' | b'<' | b'\n'))
+            .collect();
+        for step in [1, 2, 5, 17] {
+            let mut finder = Finder::new(&text, [b'&', b'<', b'\n']);
+            let mut got = Vec::new();
+            let mut from = 0;
+            while let Some(at) = finder.next(from) {
+                got.push(at);
+                from = at + 1;
+                // Skipping ahead, as an escape does, drops what it passes.
+                if at % step == 0 {
+                    from += step;
+                }
+            }
+            let mut want = Vec::new();
+            let mut from = 0;
+            for &at in &expected {
+                if at >= from {
+                    want.push(at);
+                    from = at + 1 + if at % step == 0 { step } else { 0 };
+                }
+            }
+            assert_eq!(got, want, "step {step}");
+        }
     }
 
     #[test]

@@ -7,16 +7,18 @@
 //! its own index, and its Content-Security-Policy says so ([`csp`]), so a
 //! browser refuses whatever escaping might have missed.
 
-use serde_json::Value;
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
 
 use super::calls::{self, CallView, ResultView};
 use super::csp;
 use super::diff::{Hunk, Line};
-use super::escape::{html_attr, html_text};
+use super::escape::{self, html_attr, html_text};
 use super::markdown;
 use super::page::{Page, ResultOf};
 use super::site::Entry;
-use super::stream::{Block, Blocks, Record, Role};
+use super::stream::{Block, Media, Members, Record, Role};
 use super::summary::{display_time, grouped, iso_time, Summary};
 use crate::time::Timestamp;
 
@@ -72,10 +74,41 @@ fn time(out: &mut Vec<u8>, time: Timestamp) {
     push(out, "</time>");
 }
 
-/// A `<pre>` of `text`; long text shows its first lines and collapses the
-/// rest. The newline after `<pre>` is the one HTML drops, so text that
-/// starts with a newline keeps it.
-fn pre(out: &mut Vec<u8>, class: &str, text: &str) {
+/// [`time`] of a message's timestamp. The stream's own form, UTC with a
+/// `Z`, is written as it stands (checked, not reformatted: a page has one
+/// per message); any other valid form is converted.
+fn stream_time(out: &mut Vec<u8>, text: &str) {
+    let Ok(parsed) = Timestamp::parse(text) else {
+        return;
+    };
+    let b = text.as_bytes();
+    if b.len() >= 20 && b[10] == b'T' && text.ends_with('Z') {
+        push(out, "<time datetime=\"");
+        push(out, text);
+        push(out, "\">");
+        push(out, &text[..10]);
+        push(out, " ");
+        push(out, &text[11..19]);
+        push(out, " UTC</time>");
+    } else {
+        time(out, parsed);
+    }
+}
+
+/// What a `<pre>` holds: text, or the body of a JSON string literal that
+/// is unescaped on the way in.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    Text(&'a str),
+    Json(&'a str),
+}
+
+/// A `<pre>` of `source`. Long text shows its first [`PREVIEW_LINES`]
+/// lines and collapses the rest; long text of few lines collapses whole.
+/// The text is written once, counting as it goes, and the collapsing markup
+/// is inserted afterwards where the count says. The newline after `<pre>`
+/// is the one HTML drops, so text that starts with a newline keeps it.
+fn pre(out: &mut Vec<u8>, class: &str, source: Source) {
     let open = |out: &mut Vec<u8>| {
         push(out, "<pre");
         if !class.is_empty() {
@@ -85,42 +118,48 @@ fn pre(out: &mut Vec<u8>, class: &str, text: &str) {
         }
         push(out, ">\n");
     };
-    let lines = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
-    if lines <= LONG_LINES && text.len() <= LONG_BYTES {
-        open(out);
-        html_text(out, text);
-        push(out, "</pre>");
+    let element_start = out.len();
+    open(out);
+    let text_start = out.len();
+    let counted = match source {
+        Source::Text(text) => escape::html_text_counted(out, text, PREVIEW_LINES),
+        Source::Json(body) => escape::html_json_counted(out, body, PREVIEW_LINES),
+    };
+    push(out, "</pre>");
+    let lines = counted.lines();
+    if lines <= LONG_LINES && counted.bytes <= LONG_BYTES {
         return;
     }
-    // The preview ends after PREVIEW_LINES lines, or at a character
-    // boundary near LONG_BYTES / 4 for text of few, long lines.
-    let mut cut = memchr::memchr_iter(b'\n', text.as_bytes())
-        .nth(PREVIEW_LINES - 1)
-        .map_or(text.len(), |at| at + 1);
-    if cut > LONG_BYTES / 4 {
-        cut = LONG_BYTES / 4;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
+    let mut summary = Vec::new();
+    match counted.preview_end {
+        Some((end, preview_bytes))
+            if lines > PREVIEW_LINES && end - text_start <= LONG_BYTES / 2 =>
+        {
+            push(&mut summary, "</pre><details class=\"more\"><summary>");
+            html_text(
+                &mut summary,
+                &format!(
+                    "{} more lines ({} of {})",
+                    grouped((lines - PREVIEW_LINES) as u64),
+                    size(counted.bytes - preview_bytes),
+                    size(counted.bytes)
+                ),
+            );
+            push(&mut summary, "</summary>");
+            open(&mut summary);
+            out.splice(end..end, summary);
+        }
+        _ => {
+            push(&mut summary, "<details class=\"more\"><summary>");
+            html_text(
+                &mut summary,
+                &format!("{} lines ({})", grouped(lines as u64), size(counted.bytes)),
+            );
+            push(&mut summary, "</summary>");
+            out.splice(element_start..element_start, summary);
         }
     }
-    let (head, rest) = text.split_at(cut);
-    open(out);
-    html_text(out, head);
-    push(out, "</pre><details class=\"more\"><summary>");
-    let rest_lines = memchr::memchr_iter(b'\n', rest.as_bytes()).count() + 1;
-    html_text(
-        out,
-        &format!(
-            "{} more lines ({} of {})",
-            grouped(rest_lines as u64),
-            size(rest.len()),
-            size(text.len())
-        ),
-    );
-    push(out, "</summary>");
-    open(out);
-    html_text(out, rest);
-    push(out, "</pre></details>");
+    push(out, "</details>");
 }
 
 /// `1.2 KB`, `3.4 MB`: decimal units.
@@ -150,7 +189,7 @@ pub fn file_href(name: &str) -> String {
     out
 }
 
-fn damage_note(out: &mut Vec<u8>, damage: Option<Option<&str>>) {
+fn damage_note(out: &mut Vec<u8>, damage: &Option<Option<Cow<str>>>) {
     let Some(detail) = damage else { return };
     push(
         out,
@@ -231,7 +270,7 @@ fn rest(out: &mut Vec<u8>, rest: &Option<String>) {
             out,
             "<details class=\"more\"><summary>other arguments</summary>",
         );
-        pre(out, "json", rest);
+        pre(out, "json", Source::Text(rest));
         push(out, "</details>");
     }
 }
@@ -403,10 +442,10 @@ impl Page for Html {
         };
         element(out, "span", "role", role);
         if let Some(model) = record.model() {
-            element(out, "span", "model", model);
+            element(out, "span", "model", &model);
         }
-        if let Some(at) = record.timestamp().and_then(|t| Timestamp::parse(t).ok()) {
-            time(out, at);
+        if let Some(at) = record.timestamp() {
+            stream_time(out, &at);
         }
         let tokens = record.tokens();
         if !tokens.is_zero() {
@@ -424,13 +463,13 @@ impl Page for Html {
             }
             element(out, "span", "usage", &usage);
         }
-        if let Some(stop) = super::stream::text(&record.stop_reason) {
-            if !matches!(stop, "end_turn" | "tool_use") {
+        if let Some(stop) = record.stop_reason() {
+            if !matches!(&*stop, "end_turn" | "tool_use") {
                 element(out, "span", "badge error", &format!("stopped: {stop}"));
             }
         }
         push(out, "</div>\n");
-        damage_note(out, damage);
+        damage_note(out, &damage);
     }
 
     fn turn_end(&self, out: &mut Vec<u8>) {
@@ -444,19 +483,18 @@ impl Page for Html {
     }
 
     fn thinking(&self, out: &mut Vec<u8>, text: &str) {
-        let words = text.split_whitespace().count();
         push(out, "<details class=\"thinking\"><summary>");
-        html_text(out, &format!("Thinking ({} words)", grouped(words as u64)));
-        push(out, "</summary><div class=\"md\">");
-        markdown::to_html(out, text, false);
+        html_text(out, &format!("Thinking ({})", size(text.len())));
+        push(out, "</summary><div class=\"plain\">");
+        html_text(out, text);
         push(out, "</div></details>\n");
     }
 
-    fn media(&self, out: &mut Vec<u8>, image: bool, source: &Value) {
-        let get = |key: &str| source.get(key).and_then(Value::as_str);
-        let media_type = get("media_type").unwrap_or("unknown type");
-        match (get("type"), get("data"), get("url")) {
-            (Some("base64"), Some(data), _)
+    fn media(&self, out: &mut Vec<u8>, image: bool, source: &Media) {
+        let media_type = source.media_type.as_deref().unwrap_or("unknown type");
+        let what = if image { "image" } else { "document" };
+        match (&source.data, &source.url) {
+            (Some(data), _)
                 if image && markdown::media_type_ok(media_type) && markdown::base64_ok(data) =>
             {
                 push(out, "<figure class=\"image\"><img alt=\"");
@@ -469,8 +507,7 @@ impl Page for Html {
                 html_text(out, &format!("{media_type}, {}", size(data.len() / 4 * 3)));
                 push(out, "</figcaption></figure>\n");
             }
-            (Some("base64"), Some(data), _) => {
-                let what = if image { "image" } else { "document" };
+            (Some(data), _) => {
                 push(out, "<p class=\"note\">");
                 html_text(
                     out,
@@ -481,28 +518,35 @@ impl Page for Html {
                 );
                 push(out, "</p>\n");
             }
-            (_, _, Some(url)) => {
+            (None, Some(url)) => {
                 push(out, "<p class=\"note\">");
                 html_text(
                     out,
-                    &format!("Attached {media_type} by reference, not loaded: "),
+                    &format!("Attached {what} ({media_type}) by reference, not loaded: "),
                 );
                 element(out, "code", "", url);
                 push(out, "</p>\n");
             }
-            _ => self.other_block(out, source),
+            (None, None) => {
+                push(out, "<p class=\"note\">");
+                html_text(
+                    out,
+                    &format!("Attached {what} ({media_type}) without data."),
+                );
+                push(out, "</p>\n");
+            }
         }
     }
 
-    fn other_block(&self, out: &mut Vec<u8>, block: &Value) {
-        let kind = block
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("unknown");
+    fn other_block(&self, out: &mut Vec<u8>, block: &Members) {
+        let kind = block.string("type");
         push(out, "<details class=\"more\"><summary>");
-        html_text(out, &format!("{kind} block"));
+        html_text(
+            out,
+            &format!("{} block", kind.as_deref().unwrap_or("untyped")),
+        );
         push(out, "</summary>");
-        pre(out, "json", &calls::pretty(block));
+        pre(out, "json", Source::Text(&calls::pretty(&block.to_json())));
         push(out, "</details>\n");
     }
 
@@ -513,15 +557,19 @@ impl Page for Html {
         }
     }
 
-    fn call(&self, out: &mut Vec<u8>, name: &str, input: &Value, _number: u64) {
+    fn call(&self, out: &mut Vec<u8>, name: &str, input: &RawValue, _number: u64) {
         push(out, "<div class=\"call\"><div class=\"tool-head\">");
         element(out, "span", "tool-name", name);
-        let view = calls::view(name, input);
+        let args = Members::of(input);
+        let view = calls::view(name, input, args.as_ref());
         let path = match &view {
-            CallView::Edit { path, .. } | CallView::Write { path, .. } => *path,
+            CallView::Edit { path, .. } | CallView::Write { path, .. } => path.as_deref(),
             CallView::Json(_) => None,
         };
-        if let Some(summary) = path.map(str::to_string).or_else(|| calls::summary(input)) {
+        let summary = path
+            .map(str::to_string)
+            .or_else(|| args.as_ref().and_then(calls::summary));
+        if let Some(summary) = summary {
             element(out, "code", "", &summary);
         }
         push(out, "</div>");
@@ -532,7 +580,8 @@ impl Page for Html {
                 rest: others,
             } => {
                 for edit in edits {
-                    diff(out, *path, &edit.hunks, edit.replace_all);
+                    let hunks = super::diff::hunks(&edit.old, &edit.new);
+                    diff(out, path.as_deref(), &hunks, edit.replace_all);
                 }
                 rest(out, others);
             }
@@ -541,10 +590,10 @@ impl Page for Html {
                 rest: others,
                 ..
             } => {
-                pre(out, "file", content);
+                pre(out, "file", Source::Text(content));
                 rest(out, others);
             }
-            CallView::Json(json) => pre(out, "json", json),
+            CallView::Json(json) => pre(out, "json", Source::Text(json)),
         }
         push(out, "</div>\n");
     }
@@ -571,10 +620,10 @@ impl Page for Html {
             }
         }
         push(out, "</div>");
-        damage_note(out, result.damaged);
-        match calls::result_view(result.content) {
+        damage_note(out, &result.damaged);
+        match &result.view {
             ResultView::Empty => push(out, "<p class=\"note\">(empty)</p>"),
-            ResultView::Text(text) => pre(out, "", text),
+            ResultView::JsonText(body) => pre(out, "", Source::Json(body)),
             ResultView::File { verb, path } => {
                 push(out, "<p>");
                 html_text(out, &format!("{verb} "));
@@ -584,13 +633,13 @@ impl Page for Html {
             ResultView::Blocks(blocks) => {
                 for block in blocks {
                     match Block::of(block) {
-                        Block::Text(text) => pre(out, "", text),
-                        Block::Media { image, source } => self.media(out, image, source),
+                        Block::Text { text, .. } => pre(out, "", Source::Text(&text)),
+                        Block::Media { image, source } => self.media(out, image, &source),
                         _ => self.other_block(out, block),
                     }
                 }
             }
-            ResultView::Json(json) => pre(out, "json", &json),
+            ResultView::Json(json) => pre(out, "json", Source::Text(json)),
         }
         push(out, "</div>\n");
     }
@@ -620,26 +669,19 @@ impl Page for Html {
         if let Some(idx) = record.idx() {
             element(out, "span", "", &format!("step {idx}"));
         }
-        if let Some(at) = record.timestamp().and_then(|t| Timestamp::parse(t).ok()) {
-            time(out, at);
+        if let Some(at) = record.timestamp() {
+            stream_time(out, &at);
         }
         push(out, "</div>");
-        damage_note(out, damage);
-        let mut texts = Vec::new();
-        let mut others = Vec::new();
-        match record.blocks() {
-            Blocks::Text(text) => texts.push((None, text)),
-            Blocks::Array(items) => {
-                for item in items {
-                    match Block::of(item) {
-                        Block::Text(text) => {
-                            texts.push((item.get("field").and_then(Value::as_str), text))
-                        }
-                        _ => others.push(item),
-                    }
-                }
-            }
-        }
+        damage_note(out, &damage);
+        let blocks = record.blocks();
+        let texts: Vec<_> = blocks
+            .iter()
+            .filter_map(|block| match block {
+                Block::Text { text, field } => Some((field, text)),
+                _ => None,
+            })
+            .collect();
         if !texts.is_empty() {
             push(out, "<dl>");
             for (field, text) in texts {
@@ -650,8 +692,15 @@ impl Page for Html {
             }
             push(out, "</dl>");
         }
-        for item in others {
-            self.other_block(out, item);
+        for block in &blocks {
+            match block {
+                Block::Text { .. } => {}
+                Block::Other(members) => self.other_block(out, members),
+                Block::Media { image, source } => self.media(out, *image, source),
+                Block::Thinking(text) => self.thinking(out, text),
+                Block::ToolUse { name, input, .. } => self.call(out, name, input, 0),
+                Block::ToolResult { .. } => {}
+            }
         }
         push(out, "</section>\n");
     }
@@ -707,20 +756,35 @@ mod tests {
     fn long_text_is_previewed_then_collapsed() {
         let text: String = (1..=100).map(|i| format!("line {i}\n")).collect();
         let mut out = Vec::new();
-        pre(&mut out, "", &text);
+        pre(&mut out, "", Source::Text(&text));
         let html = String::from_utf8(out).unwrap();
         assert!(html.starts_with("<pre>\nline 1\n"), "{html}");
         assert!(
-            html.contains("line 10\n</pre><details class=\"more\"><summary>91 more lines"),
+            html.contains("line 10\n</pre><details class=\"more\"><summary>90 more lines (721 B of 792 B)</summary><pre>\nline 11\n"),
             "{html}"
         );
         assert!(html.ends_with("line 100\n</pre></details>"), "{html}");
+        let json = serde_json::to_string(&text).unwrap();
+        let mut from_json = Vec::new();
+        pre(&mut from_json, "", Source::Json(&json[1..json.len() - 1]));
+        assert_eq!(String::from_utf8(from_json).unwrap(), html);
         let mut short = Vec::new();
-        pre(&mut short, "x", "\nstarts with a newline <b>");
+        pre(&mut short, "x", Source::Text("\nstarts with a newline <b>"));
         assert_eq!(
             String::from_utf8(short).unwrap(),
-            "<pre class=\"x\">\n\nstarts with a newline &lt;b&gt;</pre>"
+            "<pre class=\"x\">\n\nstarts with a newline &lt;b></pre>"
         );
+        let wide = "x".repeat(5000);
+        let mut collapsed = Vec::new();
+        pre(&mut collapsed, "", Source::Text(&wide));
+        let collapsed = String::from_utf8(collapsed).unwrap();
+        assert!(
+            collapsed.starts_with(
+                "<details class=\"more\"><summary>1 lines (5.0 KB)</summary><pre>\nxxx"
+            ),
+            "{collapsed}"
+        );
+        assert!(collapsed.ends_with("xxx</pre></details>"), "{collapsed}");
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! passed through [`markdown::sanitize_markdown`]; every other string
 //! (titles, paths, tool names) is escaped to mean only its characters.
 
-use serde_json::Value;
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
 
 use super::calls::{self, CallView, ResultView};
 use super::diff::Line;
@@ -15,7 +17,7 @@ use super::escape::{md_code_block, md_inline};
 use super::markdown;
 use super::page::{Page, ResultOf};
 use super::site::Entry;
-use super::stream::{Block, Blocks, Record, Role};
+use super::stream::{Block, Media, Members, Record, Role};
 use super::summary::{display_time, grouped, Summary};
 use crate::time::Timestamp;
 
@@ -48,7 +50,7 @@ fn quoted(out: &mut Vec<u8>, text: &str) {
     }
 }
 
-fn damage_note(out: &mut Vec<u8>, damage: Option<Option<&str>>) {
+fn damage_note(out: &mut Vec<u8>, damage: &Option<Option<Cow<str>>>) {
     let Some(detail) = damage else { return };
     let mut note = String::from("> **Damaged step:** only the part that could be read is shown");
     if let Some(detail) = detail {
@@ -75,6 +77,10 @@ fn language(path: Option<&str>) -> &str {
 
 fn time(at: Option<&str>) -> Option<String> {
     at.and_then(|t| Timestamp::parse(t).ok()).map(display_time)
+}
+
+fn record_time(record: &Record) -> Option<String> {
+    time(record.timestamp().as_deref())
 }
 
 impl Page for Markdown {
@@ -181,8 +187,8 @@ impl Page for Markdown {
             (_, true) => "User (written by agy)".to_string(),
             _ => "User".to_string(),
         }];
-        head.extend(record.model().map(inline));
-        head.extend(time(record.timestamp()));
+        head.extend(record.model().map(|m| inline(&m)));
+        head.extend(record_time(record));
         let tokens = record.tokens();
         if !tokens.is_zero() {
             head.push(format!(
@@ -191,13 +197,13 @@ impl Page for Markdown {
                 grouped(tokens.output)
             ));
         }
-        if let Some(stop) = super::stream::text(&record.stop_reason) {
-            if !matches!(stop, "end_turn" | "tool_use") {
-                head.push(format!("**stopped: {}**", inline(stop)));
+        if let Some(stop) = record.stop_reason() {
+            if !matches!(&*stop, "end_turn" | "tool_use") {
+                head.push(format!("**stopped: {}**", inline(&stop)));
             }
         }
         push(out, &format!("## {}\n\n", head.join(" · ")));
-        damage_note(out, record.damage());
+        damage_note(out, &record.damage());
     }
 
     fn turn_end(&self, _out: &mut Vec<u8>) {}
@@ -213,11 +219,11 @@ impl Page for Markdown {
         push(out, "\n");
     }
 
-    fn media(&self, out: &mut Vec<u8>, image: bool, source: &Value) {
-        let get = |key: &str| source.get(key).and_then(Value::as_str);
-        let media_type = get("media_type").unwrap_or("unknown type");
-        match (get("type"), get("data"), get("url")) {
-            (Some("base64"), Some(data), _)
+    fn media(&self, out: &mut Vec<u8>, image: bool, source: &Media) {
+        let media_type = source.media_type.as_deref().unwrap_or("unknown type");
+        let what = if image { "image" } else { "document" };
+        match (&source.data, &source.url) {
+            (Some(data), _)
                 if image && markdown::media_type_ok(media_type) && markdown::base64_ok(data) =>
             {
                 push(
@@ -228,49 +234,57 @@ impl Page for Markdown {
                     ),
                 );
             }
-            (Some("base64"), Some(_), _) => {
-                push(
-                    out,
-                    &format!(
-                        "*Attached {} ({}), not shown inline.*\n\n",
-                        if image { "image" } else { "document" },
-                        inline(media_type)
-                    ),
-                );
-            }
-            (_, _, Some(url)) => {
-                push(
-                    out,
-                    &format!(
-                        "*Attached {} by reference, not loaded:* {}\n\n",
-                        inline(media_type),
-                        inline(url)
-                    ),
-                );
-            }
-            _ => self.other_block(out, source),
+            (Some(_), _) => push(
+                out,
+                &format!(
+                    "*Attached {what} ({}), not shown inline.*\n\n",
+                    inline(media_type)
+                ),
+            ),
+            (None, Some(url)) => push(
+                out,
+                &format!(
+                    "*Attached {what} ({}) by reference, not loaded:* {}\n\n",
+                    inline(media_type),
+                    inline(url)
+                ),
+            ),
+            (None, None) => push(
+                out,
+                &format!(
+                    "*Attached {what} ({}) without data.*\n\n",
+                    inline(media_type)
+                ),
+            ),
         }
     }
 
-    fn other_block(&self, out: &mut Vec<u8>, block: &Value) {
-        let kind = block
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("unknown");
-        push(out, &format!("*{} block:*\n\n", inline(kind)));
-        code(out, &calls::pretty(block), "json");
+    fn other_block(&self, out: &mut Vec<u8>, block: &Members) {
+        let kind = block.string("type");
+        push(
+            out,
+            &format!(
+                "*{} block:*\n\n",
+                inline(kind.as_deref().unwrap_or("untyped"))
+            ),
+        );
+        code(out, &calls::pretty(&block.to_json()), "json");
     }
 
     fn tool_start(&self, _out: &mut Vec<u8>, _number: Option<u64>) {}
 
-    fn call(&self, out: &mut Vec<u8>, name: &str, input: &Value, _number: u64) {
-        let view = calls::view(name, input);
+    fn call(&self, out: &mut Vec<u8>, name: &str, input: &RawValue, _number: u64) {
+        let args = Members::of(input);
+        let view = calls::view(name, input, args.as_ref());
         let path = match &view {
-            CallView::Edit { path, .. } | CallView::Write { path, .. } => *path,
+            CallView::Edit { path, .. } | CallView::Write { path, .. } => path.as_deref(),
             CallView::Json(_) => None,
         };
         let mut head = format!("**Tool call: {}**", inline(name));
-        if let Some(summary) = path.map(str::to_string).or_else(|| calls::summary(input)) {
+        let summary = path
+            .map(str::to_string)
+            .or_else(|| args.as_ref().and_then(calls::summary));
+        if let Some(summary) = summary {
             head.push_str(" · ");
             head.push_str(&inline(&summary));
         }
@@ -289,7 +303,7 @@ impl Page for Markdown {
                 rest: others,
             } => {
                 for edit in edits {
-                    let name = path.unwrap_or("file");
+                    let name = path.as_deref().unwrap_or("file");
                     let mut text = format!(
                         "--- {name}\n+++ {name}{}\n",
                         if edit.replace_all {
@@ -298,7 +312,7 @@ impl Page for Markdown {
                             ""
                         }
                     );
-                    for hunk in &edit.hunks {
+                    for hunk in &super::diff::hunks(&edit.old, &edit.new) {
                         text.push_str(&hunk.header);
                         text.push('\n');
                         for (kind, line) in &hunk.lines {
@@ -320,7 +334,7 @@ impl Page for Markdown {
                 content,
                 rest: others,
             } => {
-                code(out, content, language(*path));
+                code(out, content, language(path.as_deref()));
                 rest(out, others);
             }
             CallView::Json(json) => code(out, json, "json"),
@@ -341,21 +355,25 @@ impl Page for Markdown {
         }
         push(out, &head);
         push(out, "\n\n");
-        damage_note(out, result.damaged);
-        match calls::result_view(result.content) {
+        damage_note(out, &result.damaged);
+        match &result.view {
             ResultView::Empty => push(out, "*(empty)*\n\n"),
-            ResultView::Text(text) => code(out, text, "text"),
+            ResultView::JsonText(body) => {
+                let mut text = String::with_capacity(body.len());
+                super::stream::unescape_into(&format!("\"{body}\""), &mut text);
+                code(out, &text, "text");
+            }
             ResultView::File { verb, path } => push(out, &format!("{verb} {}\n\n", inline(path))),
             ResultView::Blocks(blocks) => {
                 for block in blocks {
                     match Block::of(block) {
-                        Block::Text(text) => code(out, text, "text"),
-                        Block::Media { image, source } => self.media(out, image, source),
+                        Block::Text { text, .. } => code(out, &text, "text"),
+                        Block::Media { image, source } => self.media(out, image, &source),
                         _ => self.other_block(out, block),
                     }
                 }
             }
-            ResultView::Json(json) => code(out, &json, "json"),
+            ResultView::Json(json) => code(out, json, "json"),
         }
     }
 
@@ -369,33 +387,28 @@ impl Page for Markdown {
         let mut head = vec!["System".to_string()];
         head.extend(record.step_type().map(|s| inline(&s)));
         head.extend(record.idx().map(|i| format!("step {i}")));
-        head.extend(time(record.timestamp()));
+        head.extend(record_time(record));
         push(out, &format!("> *{}*\n", head.join(" · ")));
-        let mut others = Vec::new();
-        let text_block = |out: &mut Vec<u8>, field: Option<&str>, text: &str| {
-            push(out, ">\n");
-            if let Some(field) = field {
-                push(out, &format!("> **{}:**\n>\n", inline(field)));
-            }
-            quoted(out, &markdown::sanitize_markdown(text));
-        };
-        match record.blocks() {
-            Blocks::Text(text) => text_block(out, None, text),
-            Blocks::Array(items) => {
-                for item in items {
-                    match Block::of(item) {
-                        Block::Text(text) => {
-                            text_block(out, item.get("field").and_then(Value::as_str), text)
-                        }
-                        _ => others.push(item),
-                    }
+        let blocks = record.blocks();
+        for block in &blocks {
+            if let Block::Text { text, field } = block {
+                push(out, ">\n");
+                if let Some(field) = field {
+                    push(out, &format!("> **{}:**\n>\n", inline(field)));
                 }
+                quoted(out, &markdown::sanitize_markdown(text));
             }
         }
         push(out, "\n");
-        damage_note(out, record.damage());
-        for item in others {
-            self.other_block(out, item);
+        damage_note(out, &record.damage());
+        for block in &blocks {
+            match block {
+                Block::Text { .. } | Block::ToolResult { .. } => {}
+                Block::Other(members) => self.other_block(out, members),
+                Block::Media { image, source } => self.media(out, *image, source),
+                Block::Thinking(text) => self.thinking(out, text),
+                Block::ToolUse { name, input, .. } => self.call(out, name, input, 0),
+            }
         }
     }
 

@@ -6,24 +6,27 @@
 //! file per conversation plus an index.
 //!
 //! Memory is bounded by the largest message: a conversation's body goes to
-//! a spool as it is read ([`conversation`]), and the header, which needs the
-//! meta record that comes last, is written before it at the end. The
-//! alternative, writing the header last and lifting it into place with CSS,
-//! would save copying the body once, but leaves the header last in the
-//! document for screen readers, text browsers and Markdown, which has no
-//! CSS at all; the copy is done by the kernel where it can be.
+//! a spool as it is read ([`body`], on a second thread), and the header,
+//! which needs the meta record that comes last, is written before it at the
+//! end. The alternative, writing the header last and lifting it into place
+//! with CSS, would save writing the body twice, but leaves the header last
+//! in the document for screen readers, text browsers and copying, leaves the
+//! page's `<title>` without the title, and cannot work for Markdown at all;
+//! the copy is done by the kernel where it can be, and the spooling thread
+//! keeps it off the rendering's time.
 //!
 //! A conversation that cannot be rendered does not stop the others: each
 //! failure is named on stderr, and the run's [`Outcome`] counts them so the
 //! binary can exit 1 after writing everything it could.
 //!
 //! The parts: [`stream`] reads records leniently, [`conversation`] walks a
-//! conversation, [`page`] is what a format writes, [`html`] and [`md`] are
+//! conversation, [`body`] spools its bytes, [`page`] is what a format writes, [`html`] and [`md`] are
 //! the formats, [`markdown`] renders and sanitises Markdown text,
 //! [`escape`] escapes, [`calls`] and [`diff`] say how tool calls show,
 //! [`summary`] is the header's facts, [`site`] the `--out` directory and its
 //! index, [`csp`] the pages' Content-Security-Policy.
 
+pub mod body;
 pub mod calls;
 pub mod conversation;
 pub mod csp;
@@ -41,6 +44,7 @@ use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use body::Bodies;
 use conversation::Conversation;
 use page::Page;
 use site::{Entry, Pending, Site};
@@ -48,6 +52,7 @@ use stream::Record;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::{Lines, Output};
+use crate::spool::Spool;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Format {
@@ -112,6 +117,7 @@ struct Current {
 struct Run<'w> {
     page: Box<dyn Page>,
     target: Target,
+    bodies: Bodies,
     current: Option<Current>,
     /// Conversations that ended, so one that comes again is noticed.
     done: HashSet<String>,
@@ -140,6 +146,7 @@ pub fn render(
     let mut run = Run {
         page,
         target,
+        bodies: Bodies::new()?,
         current: None,
         done: HashSet::new(),
         unknown_kinds: HashSet::new(),
@@ -148,12 +155,12 @@ pub fn render(
     };
     for input in inputs {
         let mut lines = Lines::open(input)?;
-        while let Some(line) = lines.next_line()? {
-            let parsed = Record::parse(line);
-            let place = lines.place();
-            match parsed {
-                Ok(record) => run.record(record, &place)?,
-                Err(error) => run.unreadable(&place, &error)?,
+        let name = lines.name().to_string();
+        while let Some((number, line)) = lines.next_numbered_line()? {
+            let place = Place(&name, number);
+            match Record::parse(line) {
+                Ok(record) => run.record(record, place)?,
+                Err(error) => run.unreadable(place, &error)?,
             }
         }
     }
@@ -162,8 +169,18 @@ pub fn render(
     Ok(run.outcome)
 }
 
+/// `file:line` of a record, formatted only when something is said about it.
+#[derive(Clone, Copy)]
+struct Place<'a>(&'a str, u64);
+
+impl std::fmt::Display for Place<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}:{}", self.0, self.1)
+    }
+}
+
 impl Run<'_> {
-    fn record(&mut self, record: Record, place: &str) -> Result<()> {
+    fn record(&mut self, record: Record, place: Place) -> Result<()> {
         if self
             .current
             .as_ref()
@@ -174,7 +191,7 @@ impl Run<'_> {
         let current = match &mut self.current {
             Some(current) => current,
             None => {
-                let skip = self.done.contains(&record.conversation);
+                let skip = self.done.contains(&*record.conversation);
                 if skip {
                     (self.warn)(format!(
                         "{place}: conversation {} comes again after its meta record; these records are skipped",
@@ -194,9 +211,10 @@ impl Run<'_> {
             }
             return Ok(());
         }
-        match record.kind.as_str() {
+        match &*record.kind {
             "message" => {
-                if let Err(e) = current.conversation.message(&*self.page, &record) {
+                let bytes = current.conversation.message(&*self.page, &record);
+                if let Err(e) = self.bodies.append(bytes) {
                     current.failure = Some(e.context(place).to_string());
                 }
             }
@@ -217,12 +235,14 @@ impl Run<'_> {
 
     /// A line that is not a record: said on stderr, and marked in the
     /// conversation it is in (the one of the line before).
-    fn unreadable(&mut self, place: &str, error: &str) -> Result<()> {
+    fn unreadable(&mut self, place: Place, error: &str) -> Result<()> {
         (self.warn)(format!("{place}: {error}"));
         self.outcome.unreadable_lines += 1;
         if let Some(current) = &mut self.current {
             if current.failure.is_none() && !current.skip {
-                if let Err(e) = current.conversation.unreadable(&*self.page, place, error) {
+                let place = place.to_string();
+                let bytes = current.conversation.unreadable(&*self.page, &place, error);
+                if let Err(e) = self.bodies.append(bytes) {
                     current.failure = Some(e.to_string());
                 }
             }
@@ -239,13 +259,15 @@ impl Run<'_> {
         let id = current.conversation.summary.id.clone();
         self.done.insert(id.clone());
         self.outcome.conversations += 1;
+        let body = self.bodies.take();
         if current.skip {
             self.outcome.failed += 1;
             return Ok(());
         }
-        let written = match current.failure {
-            Some(failure) => Err(Error::data(failure)),
-            None => self.write(current.conversation),
+        let written = match (current.failure, body) {
+            (Some(failure), _) => Err(Error::data(failure)),
+            (None, Err(e)) => Err(e),
+            (None, Ok(body)) => self.write(current.conversation, body),
         };
         match written {
             Ok(problems) => {
@@ -265,9 +287,9 @@ impl Run<'_> {
 
     /// Writes one conversation; `true` when it was written with lines
     /// that could not be read.
-    fn write(&mut self, conversation: Conversation) -> Result<bool> {
+    fn write(&mut self, conversation: Conversation, mut body: Spool) -> Result<bool> {
         let page = &*self.page;
-        let (summary, mut body) = conversation.finish(page)?;
+        let (summary, tail) = conversation.finish(page);
         let title = summary.title();
         match &mut self.target {
             Target::Stdout { out, started } => {
@@ -277,6 +299,7 @@ impl Run<'_> {
                 }
                 page.conversation_start(out.buf(), &summary, false);
                 body.copy_range(0..body.len(), out)?;
+                out.buf().extend_from_slice(&tail);
                 page.conversation_end(out.buf());
                 out.end_record()?;
             }
@@ -289,6 +312,7 @@ impl Run<'_> {
                 page.document_start(out.buf(), &title);
                 page.conversation_start(out.buf(), &summary, true);
                 body.copy_range(0..body.len(), &mut out)?;
+                out.buf().extend_from_slice(&tail);
                 page.conversation_end(out.buf());
                 page.document_end(out.buf());
                 out.flush().map_err(|e| e.context(path.display()))?;
@@ -297,6 +321,7 @@ impl Run<'_> {
                 site.add(Entry::new(&summary, file));
             }
         }
+        self.bodies.discard(body);
         Ok(summary.unreadable > 0)
     }
 

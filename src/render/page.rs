@@ -6,10 +6,13 @@
 //! then its tool calls, each paired with its result); a format only says
 //! how each piece looks.
 
-use serde_json::Value;
+use std::borrow::Cow;
 
+use serde_json::value::RawValue;
+
+use super::calls::ResultView;
 use super::site::Entry;
-use super::stream::Record;
+use super::stream::{Media, Members, Record};
 use super::summary::Summary;
 
 /// A tool result as the walker hands it over: with the call's name and
@@ -17,10 +20,10 @@ use super::summary::Summary;
 pub struct ResultOf<'a> {
     pub name: Option<&'a str>,
     pub call: Option<u64>,
-    pub content: &'a Value,
+    pub view: ResultView<'a>,
     pub is_error: bool,
     /// The message the result came in was marked damaged.
-    pub damaged: Option<Option<&'a str>>,
+    pub damaged: Option<Option<Cow<'a, str>>>,
 }
 
 pub trait Page {
@@ -50,15 +53,15 @@ pub trait Page {
     fn text(&self, out: &mut Vec<u8>, text: &str, typed: bool);
     /// The model's thinking, collapsed.
     fn thinking(&self, out: &mut Vec<u8>, text: &str);
-    /// An image or document block's `source`.
-    fn media(&self, out: &mut Vec<u8>, image: bool, source: &Value);
+    /// An image or document.
+    fn media(&self, out: &mut Vec<u8>, image: bool, source: &Media);
     /// A block of a type nothing here knows.
-    fn other_block(&self, out: &mut Vec<u8>, block: &Value);
+    fn other_block(&self, out: &mut Vec<u8>, block: &Members);
 
     /// Opens the pairing of call number `number` (none for a result whose
     /// call was not seen) and its result.
     fn tool_start(&self, out: &mut Vec<u8>, number: Option<u64>);
-    fn call(&self, out: &mut Vec<u8>, name: &str, input: &Value, number: u64);
+    fn call(&self, out: &mut Vec<u8>, name: &str, input: &RawValue, number: u64);
     fn result(&self, out: &mut Vec<u8>, result: &ResultOf);
     /// In place of the result of a call that got none.
     fn no_result(&self, out: &mut Vec<u8>);

@@ -1,57 +1,66 @@
-//! agy-decode's message stream as agy-render reads it: leniently.
+//! agy-decode's message stream as agy-render reads it: leniently, and
+//! without building a tree of it.
 //!
 //! The renderer is a reader for people, so it must not break when the
-//! stream grows. Keys it does not know are ignored, and every key it does
-//! know is optional and read as a JSON value first, so a key whose type
-//! changes (or a stream from another writer) gives a page with that field
-//! missing rather than no page at all. Only `conversation` and `kind` are
-//! required: without them a line cannot be placed.
+//! stream grows. Keys it does not know are ignored, and every key it knows
+//! is optional and taken as raw JSON text first, to be read when it is
+//! shown: a key whose type changes (or a stream from another writer) gives
+//! a page with that field missing rather than no page at all. Only
+//! `conversation` and `kind` are required: without them a line cannot be
+//! placed.
+//!
+//! Raw text also keeps the work in proportion to what is shown: a tool's
+//! input or result of megabytes is borrowed from the line, re-indented or
+//! unescaped once into the page, never built into a `serde_json::Value`.
 
+use std::borrow::Cow;
+
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::value::RawValue;
 
-/// One line of the stream, message or meta.
-#[derive(Debug, Default, Deserialize)]
-pub struct Record {
-    pub conversation: String,
-    pub kind: String,
-    #[serde(default)]
-    pub role: Option<Value>,
-    #[serde(default)]
-    pub step_type: Option<Value>,
-    #[serde(default)]
-    pub idx: Option<Value>,
-    #[serde(default)]
-    pub implicit: Option<Value>,
-    #[serde(default)]
-    pub timestamp: Option<Value>,
-    #[serde(default)]
-    pub model: Option<Value>,
-    #[serde(default)]
-    pub stop_reason: Option<Value>,
-    #[serde(default)]
-    pub usage: Option<Value>,
+/// One line of the stream, message or meta, borrowed from the line.
+#[derive(Debug, Deserialize)]
+pub struct Record<'a> {
+    #[serde(borrow)]
+    pub conversation: Cow<'a, str>,
+    #[serde(borrow)]
+    pub kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    role: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    step_type: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    idx: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    implicit: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    timestamp: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    model: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    stop_reason: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    usage: Option<&'a RawValue>,
     /// An array of blocks; a plain string (the Messages API's shorthand)
     /// counts as one text block.
-    #[serde(default)]
-    pub content: Option<Value>,
+    #[serde(borrow, default)]
+    content: Option<Content<'a>>,
     /// `true`, or a string saying what was lost: the step's blob was cut
     /// short or stopped making sense, and what is shown is the readable part.
-    #[serde(default)]
-    pub damaged: Option<Value>,
+    #[serde(borrow, default)]
+    damaged: Option<&'a RawValue>,
     // The meta record's keys.
-    #[serde(default)]
-    pub id: Option<Value>,
-    #[serde(default)]
-    pub cwd: Option<Value>,
-    #[serde(default)]
-    pub git_branch: Option<Value>,
-    #[serde(default)]
-    pub title: Option<Value>,
-    #[serde(default)]
-    pub parent_conversation_id: Option<Value>,
-    #[serde(default)]
-    pub forked_from: Option<Value>,
+    #[serde(borrow, default)]
+    cwd: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    git_branch: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    title: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    parent_conversation_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    forked_from: Option<&'a RawValue>,
 }
 
 /// Whose a message is.
@@ -88,19 +97,312 @@ impl Tokens {
     }
 }
 
-/// The string in `value`, if it is one.
-pub fn text(value: &Option<Value>) -> Option<&str> {
-    value.as_ref().and_then(Value::as_str)
+/// The string `raw` holds, borrowed when it has no escapes; `None` when
+/// it is not a string.
+pub fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
+    let text = raw.get();
+    let body = text.strip_prefix('"')?.strip_suffix('"')?;
+    // The raw value is valid JSON already: without a backslash the body
+    // is the string itself.
+    if memchr::memchr(b'\\', body.as_bytes()).is_none() {
+        return Some(Cow::Borrowed(body));
+    }
+    let mut out = String::with_capacity(body.len());
+    unescape_into(text, &mut out).then_some(Cow::Owned(out))
 }
 
-impl Record {
-    pub fn parse(line: &[u8]) -> Result<Record, String> {
+fn opt_string<'a>(raw: Option<&'a RawValue>) -> Option<Cow<'a, str>> {
+    raw.and_then(string)
+}
+
+/// An unsigned integer, if `raw` is one.
+pub fn unsigned(raw: Option<&RawValue>) -> Option<u64> {
+    raw?.get().parse().ok()
+}
+
+/// The members of a JSON object in their order, values left as raw text.
+#[derive(Debug, Default)]
+pub struct Members<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'a> Members<'a> {
+    /// The members of `raw`, or `None` when it is not an object.
+    pub fn of(raw: &'a RawValue) -> Option<Members<'a>> {
+        if !raw.get().starts_with('{') {
+            return None;
+        }
+        serde_json::from_str(raw.get()).ok()
+    }
+
+    pub fn get(&self, key: &str) -> Option<&'a RawValue> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+
+    pub fn string(&self, key: &str) -> Option<Cow<'a, str>> {
+        opt_string(self.get(key))
+    }
+
+    pub fn is_true(&self, key: &str) -> bool {
+        self.get(key).is_some_and(|v| v.get() == "true")
+    }
+}
+
+/// Anything but an object reads as no members, so one odd block does not
+/// make its message unreadable.
+impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Members<'a>, D::Error> {
+        struct MembersVisitor;
+        impl<'de> Visitor<'de> for MembersVisitor {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Members<'de>, M::Error> {
+                let mut members = Vec::new();
+                while let Some(key) = map.next_key::<Key<'de>>()? {
+                    members.push((key.0, map.next_value::<&'de RawValue>()?));
+                }
+                Ok(Members(members))
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Members<'de>, S::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Members::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Members<'de>, E> {
+                Ok(Members::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Members<'de>, E> {
+                Ok(Members::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Members<'de>, E> {
+                Ok(Members::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Members<'de>, E> {
+                Ok(Members::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Members<'de>, E> {
+                Ok(Members::default())
+            }
+            fn visit_unit<E>(self) -> Result<Members<'de>, E> {
+                Ok(Members::default())
+            }
+        }
+        deserializer.deserialize_any(MembersVisitor)
+    }
+}
+
+/// A message's `content`: an array of blocks, each kept as its members,
+/// or a string. Read in the same pass as the rest of the line.
+#[derive(Debug)]
+pub enum Content<'a> {
+    Text(Cow<'a, str>),
+    Blocks(Vec<Members<'a>>),
+    /// Anything else: no blocks.
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Content<'a>, D::Error> {
+        struct ContentVisitor;
+        impl<'de> Visitor<'de> for ContentVisitor {
+            type Value = Content<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Content<'de>, S::Error> {
+                let mut blocks = Vec::new();
+                while let Some(block) = seq.next_element::<Members<'de>>()? {
+                    blocks.push(block);
+                }
+                Ok(Content::Blocks(blocks))
+            }
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Content<'de>, E> {
+                Ok(Content::Text(Cow::Borrowed(text)))
+            }
+            fn visit_string<E>(self, text: String) -> Result<Content<'de>, E> {
+                Ok(Content::Text(Cow::Owned(text)))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Content<'de>, E> {
+                Ok(Content::Text(Cow::Owned(text.to_string())))
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Content<'de>, M::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Content::Other)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Content<'de>, E> {
+                Ok(Content::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Content<'de>, E> {
+                Ok(Content::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Content<'de>, E> {
+                Ok(Content::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Content<'de>, E> {
+                Ok(Content::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Content<'de>, E> {
+                Ok(Content::Other)
+            }
+        }
+        deserializer.deserialize_any(ContentVisitor)
+    }
+}
+
+/// A key, borrowed when it has no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Key<'a>, D::Error> {
+        #[derive(Deserialize)]
+        struct Wrapped<'a>(#[serde(borrow)] Cow<'a, str>);
+        Wrapped::deserialize(deserializer).map(|w| Key(w.0))
+    }
+}
+
+/// One content block, as far as the renderer tells blocks apart.
+pub enum Block<'a> {
+    Text {
+        text: Cow<'a, str>,
+        /// The payload field a system message's text comes from.
+        field: Option<Cow<'a, str>>,
+    },
+    Thinking(Cow<'a, str>),
+    ToolUse {
+        id: Cow<'a, str>,
+        name: Cow<'a, str>,
+        /// Absent input is `null`.
+        input: &'a RawValue,
+    },
+    ToolResult {
+        tool_use_id: Cow<'a, str>,
+        content: Option<&'a RawValue>,
+        is_error: bool,
+    },
+    /// An image or document.
+    Media {
+        image: bool,
+        source: Media<'a>,
+    },
+    /// A block of a type nothing here knows, or of a known type without
+    /// what that type needs: shown as JSON.
+    Other(&'a Members<'a>),
+}
+
+/// Where a media block's bytes are.
+#[derive(Debug, Default)]
+pub struct Media<'a> {
+    pub media_type: Option<Cow<'a, str>>,
+    /// Base64 data, when the source is `base64`.
+    pub data: Option<Cow<'a, str>>,
+    pub url: Option<Cow<'a, str>>,
+}
+
+impl<'a> Media<'a> {
+    fn of(raw: &'a RawValue) -> Option<Media<'a>> {
+        let members = Members::of(raw)?;
+        let base64 = members.string("type").as_deref() == Some("base64");
+        Some(Media {
+            media_type: members.string("media_type"),
+            data: if base64 { members.string("data") } else { None },
+            url: members.string("url"),
+        })
+    }
+}
+
+const NULL: &str = "null";
+
+fn null() -> &'static RawValue {
+    serde_json::from_str(NULL).expect("null is JSON")
+}
+
+impl<'a> Block<'a> {
+    pub fn of<'b: 'a>(block: &'a Members<'b>) -> Block<'a> {
+        let kind = block.string("type");
+        match kind.as_deref() {
+            Some("text") => match block.string("text") {
+                Some(text) => Block::Text {
+                    text,
+                    field: block.string("field"),
+                },
+                None => Block::Other(block),
+            },
+            Some("thinking") => Block::Thinking(block.string("thinking").unwrap_or_default()),
+            Some("tool_use") => Block::ToolUse {
+                id: block.string("id").unwrap_or_default(),
+                name: block
+                    .string("name")
+                    .unwrap_or(Cow::Borrowed("(unnamed tool)")),
+                input: block.get("input").unwrap_or_else(|| null()),
+            },
+            Some("tool_result") => Block::ToolResult {
+                tool_use_id: block.string("tool_use_id").unwrap_or_default(),
+                content: block.get("content"),
+                is_error: block.is_true("is_error"),
+            },
+            Some(kind @ ("image" | "document")) => match block.get("source").and_then(Media::of) {
+                Some(source) => Block::Media {
+                    image: kind == "image",
+                    source,
+                },
+                None => Block::Other(block),
+            },
+            _ => Block::Other(block),
+        }
+    }
+}
+
+impl<'a> Content<'a> {
+    /// The blocks: an array's items, or a string as one text block.
+    pub fn blocks(&'a self) -> Vec<Block<'a>> {
+        match self {
+            Content::Text(text) => vec![Block::Text {
+                text: Cow::Borrowed(text),
+                field: None,
+            }],
+            Content::Blocks(items) => items.iter().map(Block::of).collect(),
+            Content::Other => Vec::new(),
+        }
+    }
+}
+
+impl Members<'_> {
+    /// The members as one line of JSON.
+    pub fn to_json(&self) -> String {
+        let mut out = Vec::new();
+        out.push(b'{');
+        for (i, (key, value)) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            crate::json::write_str(&mut out, key);
+            out.push(b':');
+            out.extend_from_slice(value.get().as_bytes());
+        }
+        out.push(b'}');
+        String::from_utf8(out).expect("JSON of strings is UTF-8")
+    }
+}
+
+#[derive(Deserialize)]
+struct Usage<'a> {
+    #[serde(borrow, default)]
+    input_tokens: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    output_tokens: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    cache_creation_input_tokens: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    cache_read_input_tokens: Option<&'a RawValue>,
+}
+
+impl<'a> Record<'a> {
+    pub fn parse(line: &'a [u8]) -> Result<Record<'a>, String> {
         serde_json::from_slice(line).map_err(|e| format!("not a message record: {e}"))
     }
 
     /// The role, for a message; `None` for a role nothing here knows.
     pub fn role(&self) -> Option<Role> {
-        match text(&self.role)? {
+        match opt_string(self.role).as_deref()? {
             "user" => Some(Role::User),
             "assistant" => Some(Role::Assistant),
             "system" => Some(Role::System),
@@ -108,135 +410,144 @@ impl Record {
         }
     }
 
-    pub fn timestamp(&self) -> Option<&str> {
-        text(&self.timestamp)
+    pub fn timestamp(&self) -> Option<Cow<'a, str>> {
+        opt_string(self.timestamp)
     }
 
-    pub fn model(&self) -> Option<&str> {
-        text(&self.model)
+    pub fn model(&self) -> Option<Cow<'a, str>> {
+        opt_string(self.model)
+    }
+
+    pub fn stop_reason(&self) -> Option<Cow<'a, str>> {
+        opt_string(self.stop_reason)
     }
 
     pub fn is_implicit(&self) -> bool {
-        self.implicit.as_ref().and_then(Value::as_bool) == Some(true)
+        self.implicit.is_some_and(|v| v.get() == "true")
     }
 
     /// Whether the message is marked damaged, and what the mark says when
     /// it says more than `true`.
-    pub fn damage(&self) -> Option<Option<&str>> {
-        match self.damaged.as_ref()? {
-            Value::Bool(true) => Some(None),
-            Value::String(s) if !s.is_empty() => Some(Some(s)),
-            Value::Object(map) if !map.is_empty() => Some(None),
+    pub fn damage(&self) -> Option<Option<Cow<'a, str>>> {
+        let raw = self.damaged?;
+        match raw.get() {
+            "true" => Some(None),
+            text if text.starts_with('"') => string(raw).filter(|s| !s.is_empty()).map(Some),
+            text if text.starts_with('{') && text != "{}" => Some(None),
             _ => None,
         }
     }
 
     /// The step type of a system message, as text (a name or a number).
-    pub fn step_type(&self) -> Option<String> {
-        match self.step_type.as_ref()? {
-            Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            _ => None,
-        }
+    pub fn step_type(&self) -> Option<Cow<'a, str>> {
+        let raw = self.step_type?;
+        string(raw).or_else(|| unsigned(Some(raw)).map(|n| Cow::Owned(n.to_string())))
     }
 
     pub fn idx(&self) -> Option<u64> {
-        self.idx.as_ref().and_then(Value::as_u64)
+        unsigned(self.idx)
     }
 
     /// The usage counts; keys that are absent or not counts are zero.
     pub fn tokens(&self) -> Tokens {
-        let Some(Value::Object(usage)) = &self.usage else {
+        let Some(usage) = self
+            .usage
+            .and_then(|raw| serde_json::from_str::<Usage>(raw.get()).ok())
+        else {
             return Tokens::default();
         };
-        let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+        let count = |raw| unsigned(raw).unwrap_or(0);
         Tokens {
-            input: count("input_tokens"),
-            output: count("output_tokens"),
-            cache_creation: count("cache_creation_input_tokens"),
-            cache_read: count("cache_read_input_tokens"),
+            input: count(usage.input_tokens),
+            output: count(usage.output_tokens),
+            cache_creation: count(usage.cache_creation_input_tokens),
+            cache_read: count(usage.cache_read_input_tokens),
         }
     }
 
-    /// The content blocks. A string is one text block; anything else that
-    /// is not an array is no blocks.
-    pub fn blocks(&self) -> Blocks<'_> {
+    pub fn blocks(&self) -> Vec<Block<'_>> {
         match &self.content {
-            Some(Value::Array(items)) => Blocks::Array(items),
-            Some(Value::String(text)) => Blocks::Text(text),
-            _ => Blocks::Array(&[]),
+            Some(content) => content.blocks(),
+            None => Vec::new(),
         }
+    }
+
+    pub fn title(&self) -> Option<Cow<'a, str>> {
+        opt_string(self.title)
+    }
+
+    pub fn cwd(&self) -> Option<Cow<'a, str>> {
+        opt_string(self.cwd)
+    }
+
+    pub fn git_branch(&self) -> Option<Cow<'a, str>> {
+        opt_string(self.git_branch)
+    }
+
+    pub fn parent_conversation_id(&self) -> Option<Cow<'a, str>> {
+        opt_string(self.parent_conversation_id)
+    }
+
+    /// The conversation this one was forked from.
+    pub fn forked_from(&self) -> Option<Cow<'a, str>> {
+        Members::of(self.forked_from?)?.string("conversation_id")
     }
 }
 
-pub enum Blocks<'a> {
-    Array(&'a [Value]),
-    Text(&'a str),
-}
-
-/// One content block, as far as the renderer tells blocks apart.
-pub enum Block<'a> {
-    Text(&'a str),
-    Thinking(&'a str),
-    ToolUse {
-        id: &'a str,
-        name: &'a str,
-        input: &'a Value,
-    },
-    ToolResult {
-        tool_use_id: &'a str,
-        content: &'a Value,
-        is_error: bool,
-    },
-    /// An image or document: its `source`.
-    Media {
-        image: bool,
-        source: &'a Value,
-    },
-    /// A block of a type nothing here knows, shown as JSON.
-    Other(&'a Value),
-}
-
-static NULL: Value = Value::Null;
-
-impl<'a> Block<'a> {
-    pub fn of(value: &'a Value) -> Block<'a> {
-        let str_of = |key: &str| value.get(key).and_then(Value::as_str);
-        match str_of("type") {
-            Some("text") => match str_of("text") {
-                Some(text) => Block::Text(text),
-                None => Block::Other(value),
-            },
-            Some("thinking") => Block::Thinking(str_of("thinking").unwrap_or("")),
-            Some("tool_use") => Block::ToolUse {
-                id: str_of("id").unwrap_or(""),
-                name: str_of("name").unwrap_or("(unnamed tool)"),
-                input: value.get("input").unwrap_or(&NULL),
-            },
-            Some("tool_result") => Block::ToolResult {
-                tool_use_id: str_of("tool_use_id").unwrap_or(""),
-                content: value.get("content").unwrap_or(&NULL),
-                is_error: value.get("is_error").and_then(Value::as_bool) == Some(true),
-            },
-            Some(kind @ ("image" | "document")) => Block::Media {
-                image: kind == "image",
-                source: value.get("source").unwrap_or(&NULL),
-            },
-            _ => Block::Other(value),
-        }
-    }
-}
-
-impl<'a> Blocks<'a> {
-    pub fn iter(&self) -> impl Iterator<Item = Block<'a>> + '_ {
-        let (items, text): (&'a [Value], Option<&'a str>) = match *self {
-            Blocks::Array(items) => (items, None),
-            Blocks::Text(text) => (&[], Some(text)),
+/// Appends the string held by the JSON string literal `raw` to `out`,
+/// unescaped; `false` (and nothing appended) when `raw` is not a string.
+/// For large tool output: one pass, into a buffer that is reused.
+pub fn unescape_into(raw: &str, out: &mut String) -> bool {
+    let Some(body) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) else {
+        return false;
+    };
+    let bytes = body.as_bytes();
+    let mut start = 0;
+    while let Some(at) = memchr::memchr(b'\\', &bytes[start..]) {
+        let at = start + at;
+        out.push_str(&body[start..at]);
+        let Some(&escape) = bytes.get(at + 1) else {
+            return false;
         };
-        text.map(Block::Text)
-            .into_iter()
-            .chain(items.iter().map(Block::of))
+        start = at + 2;
+        match escape {
+            b'"' => out.push('"'),
+            b'\\' => out.push('\\'),
+            b'/' => out.push('/'),
+            b'b' => out.push('\u{8}'),
+            b'f' => out.push('\u{c}'),
+            b'n' => out.push('\n'),
+            b'r' => out.push('\r'),
+            b't' => out.push('\t'),
+            b'u' => {
+                let unit = |at: usize| {
+                    body.get(at..at + 4)
+                        .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+                };
+                let Some(first) = unit(at + 2) else {
+                    return false;
+                };
+                start = at + 6;
+                let c = if (0xD800..0xDC00).contains(&first)
+                    && bytes.get(start..start + 2) == Some(b"\\u")
+                {
+                    match unit(start + 2) {
+                        Some(second) if (0xDC00..0xE000).contains(&second) => {
+                            start += 6;
+                            char::from_u32(0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00))
+                        }
+                        _ => None,
+                    }
+                } else {
+                    char::from_u32(first)
+                };
+                out.push(c.unwrap_or('\u{FFFD}'));
+            }
+            _ => return false,
+        }
     }
+    out.push_str(&body[start..]);
+    true
 }
 
 #[cfg(test)]
@@ -245,7 +556,7 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_odd_types_are_tolerated() {
-        let line = br#"{"conversation":"c","kind":"message","role":"assistant","idx":"x","timestamp":7,"usage":{"input_tokens":5,"output_tokens":"many"},"damaged":true,"raw":"00ff","new_key":[1],"content":[{"type":"text","text":"hi"},{"type":"hologram"}]}"#;
+        let line = br#"{"conversation":"c","kind":"message","role":"assistant","idx":"x","timestamp":7,"usage":{"input_tokens":5,"output_tokens":"many"},"damaged":true,"raw":"00ff","new_key":[1],"content":[{"type":"text","text":"hi"},{"type":"hologram"},{"type":"text","text":3}]}"#;
         let record = Record::parse(line).unwrap();
         assert_eq!(record.role(), Some(Role::Assistant));
         assert_eq!(record.timestamp(), None);
@@ -258,12 +569,23 @@ mod tests {
                 ..Tokens::default()
             }
         );
-        let blocks = record.blocks();
-        let kinds: Vec<_> = blocks
+        let kinds: Vec<_> = record
+            .blocks()
             .iter()
-            .map(|b| matches!(b, Block::Text("hi")))
+            .map(|b| match b {
+                Block::Text { text, .. } => text.to_string(),
+                Block::Other(members) => members.to_json(),
+                _ => String::from("?"),
+            })
             .collect();
-        assert_eq!(kinds, [true, false]);
+        assert_eq!(
+            kinds,
+            [
+                "hi",
+                r#"{"type":"hologram"}"#,
+                r#"{"type":"text","text":3}"#
+            ]
+        );
     }
 
     #[test]
@@ -271,15 +593,54 @@ mod tests {
         assert!(Record::parse(br#"{"kind":"message"}"#).is_err());
         assert!(Record::parse(br#"{"conversation":"c"}"#).is_err());
         assert!(Record::parse(b"[1]").is_err());
+        assert!(Record::parse(br#"{"conversation":"c","kind":"message","content":[}"#).is_err());
+        let odd = Record::parse(br#"{"conversation":"c","kind":"message","content":[1,"a",[2],{"type":"text","text":"t"}]}"#).unwrap();
+        assert_eq!(odd.blocks().len(), 4);
     }
 
     #[test]
     fn string_content_is_one_text_block() {
         let record = Record::parse(
-            br#"{"conversation":"c","kind":"message","role":"user","content":"hello"}"#,
+            br#"{"conversation":"c","kind":"message","role":"user","content":"hel\nlo"}"#,
         )
         .unwrap();
         let blocks = record.blocks();
-        assert!(matches!(blocks.iter().next(), Some(Block::Text("hello"))));
+        assert!(matches!(&blocks[..], [Block::Text { text, .. }] if text == "hel\nlo"));
+    }
+
+    #[test]
+    fn members_keep_their_order_and_raw_values() {
+        let raw: &RawValue =
+            serde_json::from_str(r#"{"b":[1, 2],"a\u0041":"x\ny","c":true}"#).unwrap();
+        let members = Members::of(raw).unwrap();
+        let keys: Vec<_> = members.0.iter().map(|(k, _)| k.to_string()).collect();
+        assert_eq!(keys, ["b", "aA", "c"]);
+        assert_eq!(members.get("b").unwrap().get(), "[1, 2]");
+        assert_eq!(members.string("aA").as_deref(), Some("x\ny"));
+        assert!(members.is_true("c"));
+        assert!(Members::of(serde_json::from_str("[1]").unwrap()).is_none());
+    }
+
+    #[test]
+    fn unescaping_matches_serde() {
+        for text in [
+            "plain",
+            "",
+            "line\nbreak\ttab \"quoted\" back\\slash /",
+            "\u{1}\u{1f}é😀\u{2028}",
+            "ends with backslash \\",
+        ] {
+            let raw = serde_json::to_string(text).unwrap();
+            let mut out = String::from("prefix:");
+            assert!(unescape_into(&raw, &mut out), "{raw}");
+            assert_eq!(out, format!("prefix:{text}"));
+        }
+        let mut out = String::new();
+        assert!(unescape_into(r#""\u00e9\ud83d\ude00\/""#, &mut out));
+        assert_eq!(out, "é😀/");
+        out.clear();
+        assert!(unescape_into(r#""\ud83d alone""#, &mut out));
+        assert_eq!(out, "\u{FFFD} alone");
+        assert!(!unescape_into("12", &mut out));
     }
 }

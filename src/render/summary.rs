@@ -1,9 +1,7 @@
 //! What a conversation's header says: the meta record's facts and the
 //! totals counted over its messages.
 
-use serde_json::Value;
-
-use super::stream::{self, Record, Role, Tokens};
+use super::stream::{Block, Record, Role, Tokens};
 use crate::time::Timestamp;
 
 /// The header of one conversation, filled in as its records are read.
@@ -51,38 +49,37 @@ impl Summary {
         }
     }
 
-    /// Counts one message record.
-    pub fn message(&mut self, record: &Record) {
-        if let Some(time) = record.timestamp().and_then(|t| Timestamp::parse(t).ok()) {
+    /// Counts one message record, whose blocks are `blocks`.
+    pub fn message(&mut self, record: &Record, blocks: &[Block]) {
+        if let Some(time) = record.timestamp().and_then(|t| Timestamp::parse(&t).ok()) {
             self.first = Some(self.first.map_or(time, |f| f.min(time)));
             self.last = Some(self.last.map_or(time, |l| l.max(time)));
         }
         if record.damage().is_some() {
             self.damaged += 1;
         }
-        let blocks = record.blocks();
         match record.role() {
             Some(Role::Assistant) => {
                 self.assistant_turns += 1;
                 self.tokens.add(record.tokens());
                 if let Some(model) = record.model() {
-                    if !self.models.iter().any(|m| m == model) {
-                        self.models.push(model.to_string());
+                    if !self.models.iter().any(|m| *m == model) {
+                        self.models.push(model.into_owned());
                     }
                 }
                 self.tool_calls += blocks
                     .iter()
-                    .filter(|b| matches!(b, stream::Block::ToolUse { .. }))
+                    .filter(|b| matches!(b, Block::ToolUse { .. }))
                     .count() as u64;
             }
             Some(Role::User) => {
                 let mut turn = false;
-                for block in blocks.iter() {
+                for block in blocks {
                     match block {
-                        stream::Block::ToolResult { is_error, .. } => {
-                            self.tool_errors += u64::from(is_error);
+                        Block::ToolResult { is_error, .. } => {
+                            self.tool_errors += u64::from(*is_error);
                         }
-                        stream::Block::Text(text) => {
+                        Block::Text { text, .. } => {
                             turn = true;
                             if self.first_user_text.is_none() && !record.is_implicit() {
                                 let text = text.trim();
@@ -104,21 +101,18 @@ impl Summary {
     /// Takes in the meta record.
     pub fn meta(&mut self, record: &Record) {
         self.meta_seen = true;
-        let owned = |value: &Option<Value>| stream::text(value).map(str::to_string);
-        self.title = owned(&record.title).filter(|t| !t.trim().is_empty());
-        self.cwd = owned(&record.cwd);
-        self.branch = owned(&record.git_branch);
-        self.parent = owned(&record.parent_conversation_id);
-        self.forked_from = record
-            .forked_from
-            .as_ref()
-            .and_then(|f| f.get("conversation_id"))
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        self.created = record.timestamp().and_then(|t| Timestamp::parse(t).ok());
+        self.title = record
+            .title()
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| t.into_owned());
+        self.cwd = record.cwd().map(|t| t.into_owned());
+        self.branch = record.git_branch().map(|t| t.into_owned());
+        self.parent = record.parent_conversation_id().map(|t| t.into_owned());
+        self.forked_from = record.forked_from().map(|t| t.into_owned());
+        self.created = record.timestamp().and_then(|t| Timestamp::parse(&t).ok());
         if self.models.is_empty() {
             if let Some(model) = record.model() {
-                self.models.push(model.to_string());
+                self.models.push(model.into_owned());
             }
         }
     }
@@ -184,17 +178,30 @@ pub fn grouped(n: u64) -> String {
 mod tests {
     use super::*;
 
-    fn record(line: &str) -> Record {
-        Record::parse(line.as_bytes()).unwrap()
+    fn count(s: &mut Summary, line: &str) {
+        let record = Record::parse(line.as_bytes()).unwrap();
+        s.message(&record, &record.blocks());
     }
 
     #[test]
     fn totals_and_times_come_from_the_messages() {
         let mut s = Summary::new("c");
-        s.message(&record(r#"{"conversation":"c","kind":"message","role":"user","timestamp":"2026-08-10T09:00:00.5Z","content":[{"type":"text","text":"  Fix the parser\nplease"}]}"#));
-        s.message(&record(r#"{"conversation":"c","kind":"message","role":"assistant","timestamp":"2026-08-10T09:00:01Z","model":"m1","usage":{"input_tokens":10,"output_tokens":2,"cache_read_input_tokens":100},"content":[{"type":"tool_use","id":"a","name":"Bash","input":{}}]}"#));
-        s.message(&record(r#"{"conversation":"c","kind":"message","role":"user","timestamp":"2026-08-10T09:00:00Z","content":[{"type":"tool_result","tool_use_id":"a","content":"x","is_error":true}]}"#));
-        s.message(&record(r#"{"conversation":"c","kind":"message","role":"assistant","timestamp":"2026-08-10T09:00:03Z","model":"m2","usage":{"input_tokens":1},"damaged":true,"content":[]}"#));
+        count(
+            &mut s,
+            r#"{"conversation":"c","kind":"message","role":"user","timestamp":"2026-08-10T09:00:00.5Z","content":[{"type":"text","text":"  Fix the parser\nplease"}]}"#,
+        );
+        count(
+            &mut s,
+            r#"{"conversation":"c","kind":"message","role":"assistant","timestamp":"2026-08-10T09:00:01Z","model":"m1","usage":{"input_tokens":10,"output_tokens":2,"cache_read_input_tokens":100},"content":[{"type":"tool_use","id":"a","name":"Bash","input":{}}]}"#,
+        );
+        count(
+            &mut s,
+            r#"{"conversation":"c","kind":"message","role":"user","timestamp":"2026-08-10T09:00:00Z","content":[{"type":"tool_result","tool_use_id":"a","content":"x","is_error":true}]}"#,
+        );
+        count(
+            &mut s,
+            r#"{"conversation":"c","kind":"message","role":"assistant","timestamp":"2026-08-10T09:00:03Z","model":"m2","usage":{"input_tokens":1},"damaged":true,"content":[]}"#,
+        );
         assert_eq!(s.turns(), 3);
         assert_eq!((s.tool_calls, s.tool_errors, s.damaged), (1, 1, 1));
         assert_eq!(s.models, ["m1", "m2"]);
@@ -208,7 +215,8 @@ mod tests {
             Some("2026-08-10T09:00:03Z")
         );
         assert_eq!(s.title(), "Fix the parser");
-        s.meta(&record(r#"{"conversation":"c","kind":"meta","title":"T","model":"m3","timestamp":"2026-08-10T08:59:59Z"}"#));
+        let meta = r#"{"conversation":"c","kind":"meta","title":"T","model":"m3","timestamp":"2026-08-10T08:59:59Z"}"#;
+        s.meta(&Record::parse(meta.as_bytes()).unwrap());
         assert_eq!(s.title(), "T");
         assert_eq!(s.models, ["m1", "m2"]);
         assert_eq!(

@@ -1,0 +1,176 @@
+//! Conversation bodies on their way to a page, spooled by a second thread.
+//!
+//! The header of a page needs the meta record, which comes after the last
+//! message, so each body waits in a [`Spool`] (a MiB in memory, then an
+//! unlinked temporary file) until its conversation ends. Writing a large
+//! body to the temporary file, and giving the file back to the system
+//! after, costs about as much time in the kernel as parsing the stream
+//! costs here; a second thread does it, so on two cores the two overlap.
+//!
+//! The rendering thread hands bytes over in batches through a channel of
+//! [`QUEUE`] batches, so what waits in memory stays bounded: the batches in
+//! the queue, each about [`BATCH`] bytes or one message.
+
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::thread::JoinHandle;
+
+use crate::error::{Error, Result};
+use crate::spool::Spool;
+
+/// Bytes gathered before a batch is handed over.
+const BATCH: usize = 256 << 10;
+/// Batches that may wait in the channel.
+const QUEUE: usize = 4;
+
+enum Job {
+    Append(Vec<u8>),
+    /// Hand back the spool of the body so far and start a new one.
+    Take(mpsc::Sender<Result<Spool>>),
+    /// A spool that has been copied out: its file is closed there.
+    Discard(Spool),
+}
+
+pub struct Bodies {
+    jobs: Option<SyncSender<Job>>,
+    writer: Option<JoinHandle<()>>,
+    batch: Vec<u8>,
+    /// Whether anything was appended since the last take.
+    dirty: bool,
+}
+
+fn gone() -> Error {
+    Error::data("the spooling thread stopped")
+}
+
+impl Bodies {
+    pub fn new() -> Result<Bodies> {
+        let (jobs, queue) = mpsc::sync_channel(QUEUE);
+        let writer = std::thread::Builder::new()
+            .name("agy-render spool".to_string())
+            .spawn(move || write_bodies(queue))
+            .map_err(|e| Error::io("starting the spooling thread", e))?;
+        Ok(Bodies {
+            jobs: Some(jobs),
+            writer: Some(writer),
+            batch: Vec::new(),
+            dirty: false,
+        })
+    }
+
+    /// Appends rendered bytes to the body of the conversation in progress.
+    pub fn append(&mut self, bytes: &[u8]) -> Result<()> {
+        self.dirty = true;
+        self.batch.extend_from_slice(bytes);
+        if self.batch.len() >= BATCH {
+            let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+            self.send(Job::Append(batch))?;
+        }
+        Ok(())
+    }
+
+    /// The body so far, ending it: later appends start the next body. An
+    /// error is the spool's (a full temporary directory).
+    pub fn take(&mut self) -> Result<Spool> {
+        if !self.dirty {
+            return Ok(Spool::default());
+        }
+        self.dirty = false;
+        if !self.batch.is_empty() {
+            let batch = std::mem::take(&mut self.batch);
+            self.send(Job::Append(batch))?;
+        }
+        let (reply, answer) = mpsc::channel();
+        self.send(Job::Take(reply))?;
+        answer.recv().map_err(|_| gone())?
+    }
+
+    /// Gives a copied-out spool back, to be closed by the other thread.
+    pub fn discard(&mut self, spool: Spool) {
+        if spool.len() > Spool::IN_MEMORY as u64 {
+            let _ = self.send(Job::Discard(spool));
+        }
+    }
+
+    fn send(&mut self, job: Job) -> Result<()> {
+        let jobs = self.jobs.as_ref().ok_or_else(gone)?;
+        jobs.send(job).map_err(|_| gone())
+    }
+}
+
+impl Drop for Bodies {
+    fn drop(&mut self) {
+        self.jobs = None;
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+/// The other thread: appends to the current spool until asked for it. The
+/// first error of a body is kept and given back instead of the spool.
+fn write_bodies(queue: Receiver<Job>) {
+    let mut spool = Spool::default();
+    let mut failed: Option<Error> = None;
+    for job in queue {
+        match job {
+            Job::Append(bytes) => {
+                if failed.is_none() {
+                    if let Err(e) = spool.append(&bytes) {
+                        failed = Some(e);
+                    }
+                }
+            }
+            Job::Take(reply) => {
+                let body = std::mem::take(&mut spool);
+                let _ = reply.send(match failed.take() {
+                    Some(e) => Err(e),
+                    None => Ok(body),
+                });
+            }
+            Job::Discard(spool) => drop(spool),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::Output;
+    use std::sync::{Arc, Mutex};
+
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn contents(spool: &mut Spool) -> Vec<u8> {
+        let sink = Arc::new(Mutex::new(Vec::new()));
+        let mut out = Output::to(Box::new(Shared(sink.clone())));
+        spool.copy_range(0..spool.len(), &mut out).unwrap();
+        out.flush().unwrap();
+        let bytes = sink.lock().unwrap().clone();
+        bytes
+    }
+
+    #[test]
+    fn bodies_come_back_whole_and_separate() {
+        let mut bodies = Bodies::new().unwrap();
+        let first: Vec<u8> = (0..3 * Spool::IN_MEMORY).map(|i| (i % 251) as u8).collect();
+        for piece in first.chunks(10_007) {
+            bodies.append(piece).unwrap();
+        }
+        let mut spool = bodies.take().unwrap();
+        assert_eq!(contents(&mut spool), first);
+        bodies.discard(spool);
+        bodies.append(b"second").unwrap();
+        let mut spool = bodies.take().unwrap();
+        assert_eq!(contents(&mut spool), b"second");
+        assert_eq!(bodies.take().unwrap().len(), 0);
+    }
+}
