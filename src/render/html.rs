@@ -19,7 +19,7 @@ use super::markdown;
 use super::page::{Page, ResultOf};
 use super::site::Entry;
 use super::stream::{Block, Media, Members, Record, Role};
-use super::summary::{display_time, grouped, iso_time, Summary};
+use super::summary::{counted, display_time, grouped, iso_time, Summary};
 use crate::time::Timestamp;
 
 /// Text longer than this many lines, or bytes, is collapsed after a
@@ -363,33 +363,8 @@ impl Page for Html {
                 push(out, "</dd>\n");
             }
         }
-        let mut turns = format!(
-            "{} user, {} assistant; {} tool calls",
-            grouped(s.user_turns),
-            grouped(s.assistant_turns),
-            grouped(s.tool_calls)
-        );
-        if s.tool_errors > 0 {
-            turns.push_str(&format!(", {} failed", grouped(s.tool_errors)));
-        }
-        if s.system_messages > 0 {
-            turns.push_str(&format!("; {} system messages", grouped(s.system_messages)));
-        }
-        fact(out, "Turns", &turns, false);
-        let t = &s.tokens;
-        fact(
-            out,
-            "Tokens",
-            &format!(
-                "{} in total: input {}, output {}, cache write {}, cache read {}",
-                grouped(t.total()),
-                grouped(t.input),
-                grouped(t.output),
-                grouped(t.cache_creation),
-                grouped(t.cache_read)
-            ),
-            false,
-        );
+        fact(out, "Turns", &s.turns_line(), false);
+        fact(out, "Tokens", &s.tokens_line(), false);
         if let Some(parent) = &s.parent {
             fact(out, "Parent conversation", parent, true);
         }
@@ -397,27 +372,9 @@ impl Page for Html {
             fact(out, "Forked from", fork, true);
         }
         push(out, "</dl>\n");
-        if !s.meta_seen {
-            push(out, "<p class=\"warning\">The stream held no meta record for this conversation: title, directory and branch are unknown.</p>\n");
-        }
-        if s.damaged > 0 {
-            push(out, "<p class=\"warning\">");
-            html_text(
-                out,
-                &format!("{} damaged steps are marked below.", grouped(s.damaged)),
-            );
-            push(out, "</p>\n");
-        }
-        if s.unreadable > 0 {
-            push(out, "<p class=\"warning\">");
-            html_text(
-                out,
-                &format!(
-                    "{} input lines could not be read; each is marked where it was.",
-                    grouped(s.unreadable)
-                ),
-            );
-            push(out, "</p>\n");
+        for warning in s.warnings() {
+            element(out, "p", "warning", &warning);
+            push(out, "\n");
         }
         push(out, "</header>\n<div class=\"messages\">\n");
     }
@@ -720,8 +677,8 @@ impl Page for Html {
         html_text(
             out,
             &format!(
-                "{} conversations, newest first.",
-                grouped(entries.len() as u64)
+                "{}, newest first.",
+                counted(entries.len() as u64, "conversation", "conversations")
             ),
         );
         push(out, "</p>\n</header>\n<table class=\"index\">\n<thead><tr><th>Title</th><th>Started</th><th>Last message</th><th class=\"num\">Turns</th><th class=\"num\">Tokens</th><th>Model</th></tr></thead>\n<tbody>\n");

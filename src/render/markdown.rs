@@ -279,7 +279,7 @@ fn unsafe_spots(text: &str) -> Vec<Edit> {
             _ => {}
         }
     }
-    edits.sort();
+    edits.sort_by_key(|e| e.at());
     edits.dedup_by_key(|e| e.at());
     edits
 }

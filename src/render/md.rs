@@ -18,7 +18,7 @@ use super::markdown;
 use super::page::{Page, ResultOf};
 use super::site::Entry;
 use super::stream::{Block, Media, Members, Record, Role};
-use super::summary::{display_time, grouped, Summary};
+use super::summary::{counted, display_time, grouped, Summary};
 use crate::time::Timestamp;
 
 #[derive(Default)]
@@ -128,31 +128,8 @@ impl Page for Markdown {
         if let Some(at) = s.last {
             fact("Last message", &display_time(at));
         }
-        let mut turns = format!(
-            "{} user, {} assistant; {} tool calls",
-            grouped(s.user_turns),
-            grouped(s.assistant_turns),
-            grouped(s.tool_calls)
-        );
-        if s.tool_errors > 0 {
-            turns.push_str(&format!(", {} failed", grouped(s.tool_errors)));
-        }
-        if s.system_messages > 0 {
-            turns.push_str(&format!("; {} system messages", grouped(s.system_messages)));
-        }
-        fact("Turns", &turns);
-        let t = &s.tokens;
-        fact(
-            "Tokens",
-            &format!(
-                "{} in total: input {}, output {}, cache write {}, cache read {}",
-                grouped(t.total()),
-                grouped(t.input),
-                grouped(t.output),
-                grouped(t.cache_creation),
-                grouped(t.cache_read)
-            ),
-        );
+        fact("Turns", &s.turns_line());
+        fact("Tokens", &s.tokens_line());
         if let Some(parent) = &s.parent {
             fact("Parent conversation", parent);
         }
@@ -160,20 +137,8 @@ impl Page for Markdown {
             fact("Forked from", fork);
         }
         push(out, "\n");
-        if !s.meta_seen {
-            push(out, "> **Warning:** the stream held no meta record for this conversation: title, directory and branch are unknown.\n\n");
-        }
-        if s.damaged > 0 {
-            push(
-                out,
-                &format!(
-                    "> **Warning:** {} damaged steps are marked below.\n\n",
-                    grouped(s.damaged)
-                ),
-            );
-        }
-        if s.unreadable > 0 {
-            push(out, &format!("> **Warning:** {} input lines could not be read; each is marked where it was.\n\n", grouped(s.unreadable)));
+        for warning in s.warnings() {
+            push(out, &format!("> **Warning:** {}\n\n", inline(&warning)));
         }
     }
 
@@ -428,8 +393,8 @@ impl Page for Markdown {
         push(
             out,
             &format!(
-                "# Conversations\n\n{} conversations, newest first.\n\n",
-                grouped(entries.len() as u64)
+                "# Conversations\n\n{}, newest first.\n\n",
+                counted(entries.len() as u64, "conversation", "conversations")
             ),
         );
         push(out, "| Title | Started | Last message | Turns | Tokens | Model |\n| --- | --- | --- | ---: | ---: | --- |\n");

@@ -142,6 +142,73 @@ impl Summary {
     }
 }
 
+impl Summary {
+    /// `1 user, 4 assistant; 4 tool calls, 1 failed; 1 system message`
+    pub fn turns_line(&self) -> String {
+        let mut line = format!(
+            "{} user, {} assistant; {}",
+            grouped(self.user_turns),
+            grouped(self.assistant_turns),
+            counted(self.tool_calls, "tool call", "tool calls")
+        );
+        if self.tool_errors > 0 {
+            line.push_str(&format!(", {} failed", grouped(self.tool_errors)));
+        }
+        if self.system_messages > 0 {
+            line.push_str("; ");
+            line.push_str(&counted(
+                self.system_messages,
+                "system message",
+                "system messages",
+            ));
+        }
+        line
+    }
+
+    /// `5,020 in total: input 4,300, output 720, cache write 0, cache read 0`
+    pub fn tokens_line(&self) -> String {
+        let t = &self.tokens;
+        format!(
+            "{} in total: input {}, output {}, cache write {}, cache read {}",
+            grouped(t.total()),
+            grouped(t.input),
+            grouped(t.output),
+            grouped(t.cache_creation),
+            grouped(t.cache_read)
+        )
+    }
+
+    /// What the header must warn about: no meta record, damaged steps,
+    /// lines that could not be read.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if !self.meta_seen {
+            warnings.push(String::from(
+                "The stream held no meta record for this conversation: title, directory and branch are unknown.",
+            ));
+        }
+        if self.damaged > 0 {
+            warnings.push(format!(
+                "{} marked below: only what could be read of {} is shown.",
+                counted(self.damaged, "damaged step is", "damaged steps are"),
+                if self.damaged == 1 { "it" } else { "them" }
+            ));
+        }
+        if self.unreadable > 0 {
+            warnings.push(format!(
+                "{} could not be read; each is marked where it was.",
+                counted(self.unreadable, "input line", "input lines")
+            ));
+        }
+        warnings
+    }
+}
+
+/// `1 tool call`, `2 tool calls`.
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", grouped(n), if n == 1 { one } else { many })
+}
+
 /// The first line of `text`, cut to [`TITLE_CHARS`] characters.
 fn title_from(text: &str) -> String {
     let line = text.lines().next().unwrap_or("").trim();

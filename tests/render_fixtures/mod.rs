@@ -16,7 +16,13 @@ pub fn message(conversation: &str, role: &str, time: &str, content: Value) -> Va
     json!({"conversation": conversation, "kind": "message", "role": role, "timestamp": time, "content": content})
 }
 
-pub fn assistant(conversation: &str, time: &str, model: &str, usage: (u64, u64), content: Value) -> Value {
+pub fn assistant(
+    conversation: &str,
+    time: &str,
+    model: &str,
+    usage: (u64, u64),
+    content: Value,
+) -> Value {
     json!({"conversation": conversation, "kind": "message", "role": "assistant", "timestamp": time,
            "model": model, "stop_reason": "tool_use",
            "usage": {"input_tokens": usage.0, "output_tokens": usage.1}, "content": content})
@@ -44,7 +50,9 @@ pub const TOUR: &str = "feature-tour";
 pub fn tour() -> String {
     let c = TOUR;
     let image = base64(&png(48, 24));
-    let long_output: String = (1..=60).map(|i| format!("test case_{i} ... ok\n")).collect();
+    let long_output: String = (1..=60)
+        .map(|i| format!("test case_{i} ... ok\n"))
+        .collect();
     [
         message(c, "user", "2026-08-10T09:00:01Z", json!([
             {"type": "text", "text": "Rename `parse_row` to `read_row`\nand keep the tests green."},
@@ -114,9 +122,9 @@ pub const PAYLOADS: &[&str] = &[
 
 pub const HOSTILE: &str = "hostile\"><img src=x onerror=alert(1)>";
 
-/// All payloads, one per line.
+/// All payloads, each its own Markdown block.
 pub fn payload() -> String {
-    PAYLOADS.join("\n")
+    PAYLOADS.join("\n\n")
 }
 
 /// A conversation with a payload in every string the page shows: title,
@@ -213,7 +221,11 @@ fn crc32(data: &[u8]) -> u32 {
     for &byte in data {
         crc ^= u32::from(byte);
         for _ in 0..8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xedb8_8320
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc
@@ -223,7 +235,11 @@ pub fn base64(data: &[u8]) -> String {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for chunk in data.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {
@@ -234,4 +250,158 @@ pub fn base64(data: &[u8]) -> String {
         }
     }
     out
+}
+
+/// Every start tag in `html`, with its attributes. Everything the page
+/// writes from a conversation is escaped, so every `<` left in it opens
+/// markup the renderer wrote itself: that is what this reads.
+pub fn tags(html: &str) -> Vec<(String, Vec<(String, String)>)> {
+    let mut tags = Vec::new();
+    let mut rest = html;
+    while let Some(at) = rest.find('<') {
+        rest = &rest[at + 1..];
+        if rest.starts_with('/') || rest.starts_with("!DOCTYPE") {
+            continue;
+        }
+        let end = rest
+            .find(|c: char| c.is_whitespace() || c == '>' || c == '/')
+            .unwrap_or(rest.len());
+        let name = rest[..end].to_ascii_lowercase();
+        rest = &rest[end..];
+        let mut attrs = Vec::new();
+        loop {
+            rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '/');
+            if rest.starts_with('>') || rest.is_empty() {
+                break;
+            }
+            let end = rest
+                .find(|c: char| c == '=' || c.is_whitespace() || c == '>')
+                .unwrap_or(rest.len());
+            let attr = rest[..end].to_ascii_lowercase();
+            rest = &rest[end..];
+            let mut value = String::new();
+            if let Some(after) = rest.strip_prefix("=\"") {
+                let close = after.find('"').expect("attribute values are quoted");
+                value = after[..close].to_string();
+                rest = &after[close + 1..];
+            } else if rest.starts_with('=') {
+                panic!("unquoted attribute {attr} in <{name}>");
+            }
+            attrs.push((attr, value));
+        }
+        tags.push((name, attrs));
+    }
+    tags
+}
+
+/// Asserts that `html` holds only the elements and attributes a rendered
+/// page (or pulldown-cmark's HTML of rendered Markdown) may hold: no
+/// script, no event handler, no style attribute, no frame, no form; links
+/// only to http(s), mailto, fragments and relative files; images only from
+/// data:image URLs.
+pub fn assert_only_safe_markup(html: &str, what: &str) {
+    const ELEMENTS: &[&str] = &[
+        "html",
+        "head",
+        "meta",
+        "title",
+        "style",
+        "body",
+        "article",
+        "header",
+        "nav",
+        "a",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "dl",
+        "dt",
+        "dd",
+        "code",
+        "div",
+        "section",
+        "span",
+        "time",
+        "p",
+        "details",
+        "summary",
+        "pre",
+        "figure",
+        "img",
+        "figcaption",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "ul",
+        "ol",
+        "li",
+        "em",
+        "strong",
+        "del",
+        "blockquote",
+        "br",
+        "hr",
+        "input",
+    ];
+    const ATTRIBUTES: &[&str] = &[
+        "lang",
+        "charset",
+        "http-equiv",
+        "content",
+        "name",
+        "class",
+        "id",
+        "href",
+        "src",
+        "alt",
+        "datetime",
+        "title",
+        "type",
+        "disabled",
+        "checked",
+        "start",
+    ];
+    let mut styles = 0;
+    for (name, attrs) in tags(html) {
+        assert!(
+            ELEMENTS.contains(&name.as_str()),
+            "{what}: element <{name}>"
+        );
+        if name == "style" {
+            styles += 1;
+        }
+        for (attr, value) in &attrs {
+            assert!(
+                ATTRIBUTES.contains(&attr.as_str()),
+                "{what}: <{name} {attr}=\"{value}\">"
+            );
+            let lower = value.to_ascii_lowercase();
+            match attr.as_str() {
+                "href" => {
+                    let scheme = lower.split(['/', '?', '#']).next().unwrap_or("");
+                    assert!(
+                        !scheme.contains(':')
+                            || lower.starts_with("http://")
+                            || lower.starts_with("https://")
+                            || lower.starts_with("mailto:"),
+                        "{what}: <{name} href=\"{value}\">"
+                    );
+                }
+                "src" => assert!(
+                    lower.starts_with("data:image/"),
+                    "{what}: <{name} src=\"{value}\">"
+                ),
+                "http-equiv" => assert_eq!(lower, "content-security-policy", "{what}"),
+                "type" => assert_eq!(lower, "checkbox", "{what}"),
+                _ => {}
+            }
+        }
+    }
+    assert!(styles <= 1, "{what}: {styles} style elements");
 }
