@@ -3,6 +3,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use crate::error::{Error, Result};
 use crate::io::Output;
@@ -16,6 +17,92 @@ pub struct DumpOptions {
     pub ids: Vec<String>,
     /// Emit `file` records for brain directories.
     pub brain: bool,
+    /// Only conversations whose database, `-wal`, `.meta` sidecar or brain
+    /// files (or brain directories: a file was removed) changed after this.
+    pub changed_since: Option<SystemTime>,
+}
+
+/// What a dump did: conversations written, and those that failed (each
+/// already named through the warning callback).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    pub dumped: u64,
+    pub unchanged: u64,
+    pub failed: u64,
+}
+
+/// `--changed-since STAMP`: the modification time of the file `STAMP`, or
+/// `STAMP` as an RFC 3339 time. A path that does not exist and is not a
+/// time is a usage error, so a mistyped stamp never means "everything".
+pub fn parse_stamp(stamp: &std::ffi::OsStr) -> Result<SystemTime> {
+    match std::fs::metadata(stamp) {
+        Ok(meta) => {
+            return meta
+                .modified()
+                .map_err(|e| Error::io(Path::new(stamp).display(), e))
+        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(Error::io(Path::new(stamp).display(), e))
+        }
+        Err(_) => {}
+    }
+    let text = stamp.to_string_lossy();
+    let time = crate::time::Timestamp::parse(&text).map_err(|_| {
+        Error::usage(format!(
+            "--changed-since {text:?}: no such file, and not an RFC 3339 time"
+        ))
+    })?;
+    let offset = std::time::Duration::new(time.seconds.unsigned_abs(), time.nanos as u32);
+    Ok(if time.seconds >= 0 {
+        SystemTime::UNIX_EPOCH + offset
+    } else {
+        SystemTime::UNIX_EPOCH - std::time::Duration::from_secs(time.seconds.unsigned_abs())
+            + std::time::Duration::from_nanos(time.nanos as u64)
+    })
+}
+
+/// Whether anything of the conversation at `db` changed after `since`: the
+/// database, its `-wal` and `.meta` sidecars, or anything under its brain
+/// directory (files and the directories themselves, whose times change when
+/// a file is added or removed). Symbolic links are looked at, not followed.
+pub fn changed_after(target: &Target, since: SystemTime) -> Result<bool> {
+    let newer = |path: &Path| -> Result<bool> {
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) => Ok(meta.modified().map_err(|e| Error::io(path.display(), e))? > since),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(Error::io(path.display(), e)),
+        }
+    };
+    let mut wal = target.db.as_os_str().to_owned();
+    wal.push("-wal");
+    if newer(&target.db)? || newer(Path::new(&wal))? || newer(&target.db.with_extension("meta"))? {
+        return Ok(true);
+    }
+    let (Some(brain_root), Some(stem)) = (&target.brain_root, target.db.file_stem()) else {
+        return Ok(false);
+    };
+    tree_newer(&brain_root.join(stem), since)
+}
+
+fn tree_newer(dir: &Path, since: SystemTime) -> Result<bool> {
+    let meta = match std::fs::symlink_metadata(dir) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(Error::io(dir.display(), e)),
+    };
+    if meta.modified().map_err(|e| Error::io(dir.display(), e))? > since {
+        return Ok(true);
+    }
+    if !meta.is_dir() {
+        return Ok(false);
+    }
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir.display(), e))? {
+        let entry = entry.map_err(|e| Error::io(dir.display(), e))?;
+        if tree_newer(&entry.path(), since)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// One database to dump, and where its brain directory would be.
@@ -89,51 +176,38 @@ fn brain_root_of(db: &Path) -> Option<PathBuf> {
 }
 
 /// Dumps every target in order. Skipped files are reported through `warn`.
+///
+/// A conversation that cannot be read does not stop the others: its
+/// failure is named through `warn` and counted in the [`Outcome`], and the
+/// next one is dumped. Most failures come before its first record (the
+/// database is opened, its schema and id read, its brain directory listed
+/// first); one found later (a damaged page deep in the database, a brain
+/// file that vanished) leaves the records written so far in the stream,
+/// and the warning says the conversation was cut short. Only a failure to
+/// write the output itself, or an `--id` that matched nothing, is an error.
 pub fn dump(
     targets: &[Target],
     options: &DumpOptions,
     out: &mut Output,
     warn: &mut dyn FnMut(String),
-) -> Result<()> {
+) -> Result<Outcome> {
     let mut found = vec![false; options.ids.len()];
+    let mut outcome = Outcome::default();
     for target in targets {
-        let source = match Source::open(&target.db) {
-            Ok(source) => source,
-            Err(OpenError::NotAgy(why)) if !target.explicit => {
-                warn(format!(
-                    "{}: skipped, not an agy conversation database ({why})",
-                    target.db.display()
-                ));
-                continue;
-            }
-            Err(OpenError::NotAgy(why)) => {
-                return Err(Error::data(format!(
-                    "{}: not an agy conversation database ({why})",
-                    target.db.display()
-                )))
-            }
-            Err(OpenError::Failed(e)) => return Err(e.context(target.db.display())),
-        };
-        let stem = target
-            .db
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let id = source
-            .cascade_id()
-            .map_err(|e| e.context(target.db.display()))?
-            .unwrap_or_else(|| stem.clone());
-        if !options.ids.is_empty() {
-            match options.ids.iter().position(|wanted| *wanted == id) {
-                Some(i) => found[i] = true,
-                None => continue,
-            }
-        }
-        dump_database(&source, &id, out).map_err(|e| e.context(target.db.display()))?;
-        dump_meta_sidecar(&target.db, &id, out)?;
-        if options.brain {
-            if let Some(brain_root) = &target.brain_root {
-                dump_brain(&brain_root.join(&stem), &id, out, warn)?;
+        let mut started = false;
+        match dump_one(target, options, &mut found, out, warn, &mut started) {
+            Ok(Some(true)) => outcome.dumped += 1,
+            Ok(Some(false)) => outcome.unchanged += 1,
+            Ok(None) => {}
+            Err(e) if is_output_error(&e) => return Err(e),
+            Err(e) => {
+                outcome.failed += 1;
+                let how = if started {
+                    "cut short; its records so far are in the output"
+                } else {
+                    "not dumped"
+                };
+                warn(format!("{}: {e} ({how})", target.db.display()));
             }
         }
     }
@@ -143,7 +217,81 @@ pub fn dump(
             options.ids[i]
         )));
     }
-    Ok(())
+    Ok(outcome)
+}
+
+/// A failure writing the row stream, which ends the whole dump: the output
+/// names itself `stdout` in its errors, under whatever context was added.
+fn is_output_error(e: &Error) -> bool {
+    e.kind() == crate::error::ErrorKind::BrokenPipe || e.message().contains("stdout: ")
+}
+
+/// Dumps one target: `Some(true)` when written, `Some(false)` when it had
+/// not changed, `None` when skipped (not an agy database, or not an asked-
+/// for id). `started` is set once its first record is written.
+fn dump_one(
+    target: &Target,
+    options: &DumpOptions,
+    found: &mut [bool],
+    out: &mut Output,
+    warn: &mut dyn FnMut(String),
+    started: &mut bool,
+) -> Result<Option<bool>> {
+    // Without --id the cheap check comes first: an unchanged conversation
+    // is not even opened.
+    let changed = |target: &Target| match options.changed_since {
+        Some(since) => changed_after(target, since),
+        None => Ok(true),
+    };
+    if options.ids.is_empty() && !changed(target)? {
+        return Ok(Some(false));
+    }
+    let source = match Source::open(&target.db) {
+        Ok(source) => source,
+        Err(OpenError::NotAgy(why)) if !target.explicit => {
+            warn(format!(
+                "{}: skipped, not an agy conversation database ({why})",
+                target.db.display()
+            ));
+            return Ok(None);
+        }
+        Err(OpenError::NotAgy(why)) => {
+            return Err(Error::data(format!(
+                "not an agy conversation database ({why})"
+            )))
+        }
+        Err(OpenError::Failed(e)) => return Err(e),
+    };
+    let stem = target
+        .db
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let id = source.cascade_id()?.unwrap_or_else(|| stem.clone());
+    if !options.ids.is_empty() {
+        match options.ids.iter().position(|wanted| *wanted == id) {
+            Some(i) => found[i] = true,
+            None => return Ok(None),
+        }
+        if !changed(target)? {
+            return Ok(Some(false));
+        }
+    }
+    // Listed before the first record, so a directory that cannot be read
+    // fails the conversation before any of it is written.
+    let brain = match (&target.brain_root, options.brain) {
+        (Some(root), true) => list_brain(&root.join(&stem), warn)?,
+        _ => None,
+    };
+    *started = true;
+    dump_database(&source, &id, out)?;
+    dump_meta_sidecar(&target.db, &id, out)?;
+    if let Some((dir, files)) = brain {
+        for rel in files {
+            dump_file(&dir.join(&rel), &id, record::FileDir::Brain, &rel, out)?;
+        }
+    }
+    Ok(Some(true))
 }
 
 /// The db, schema and row records of one database, `steps` rows last.
@@ -240,21 +388,29 @@ pub fn dump_brain(
     out: &mut Output,
     warn: &mut dyn FnMut(String),
 ) -> Result<()> {
+    if let Some((dir, files)) = list_brain(dir, warn)? {
+        for rel in files {
+            dump_file(&dir.join(&rel), id, record::FileDir::Brain, &rel, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// The files of a brain directory, sorted bytewise by path; `None` when
+/// there is no such directory (or it is a symbolic link, reported).
+fn list_brain(dir: &Path, warn: &mut dyn FnMut(String)) -> Result<Option<(PathBuf, Vec<String>)>> {
     match std::fs::symlink_metadata(dir) {
         Ok(meta) if meta.is_dir() => {}
         Ok(meta) if meta.file_type().is_symlink() => {
             warn(format!("{}: skipped, a symbolic link", dir.display()));
-            return Ok(());
+            return Ok(None);
         }
-        _ => return Ok(()),
+        _ => return Ok(None),
     }
     let mut files = Vec::new();
     list_files(dir, String::new(), &mut files, warn)?;
     files.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-    for rel in files {
-        dump_file(&dir.join(&rel), id, record::FileDir::Brain, &rel, out)?;
-    }
-    Ok(())
+    Ok(Some((dir.to_path_buf(), files)))
 }
 
 fn list_files(

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use agy_tools::cli;
 use agy_tools::dump::{self, DumpOptions};
-use agy_tools::error::Result;
+use agy_tools::error::{Error, Result};
 use agy_tools::io::Output;
 use agy_tools::root::{self, Lane};
 
@@ -23,14 +23,20 @@ conversations/). With none, the default data root is read:
 $GEMINI_HOME/antigravity-cli, else $HOME/.gemini/antigravity-cli.
 
 Options:
-      --id ID        dump only conversation ID (repeatable)
-      --no-brain     do not emit brain files
-      --lane LANE    default root of this agy surface: cli (default) or acp
-  -h, --help         print this help
-  -V, --version      print the version
+      --id ID                dump only conversation ID (repeatable)
+      --no-brain             do not emit brain files
+      --changed-since STAMP  only conversations whose db, -wal, .meta or brain
+                             files changed after STAMP: a file's mtime, or an
+                             RFC 3339 time
+      --lane LANE            default root of this agy surface: cli (default)
+                             or acp
+  -h, --help                 print this help
+  -V, --version              print the version
 
-Exit status: 0 success, 1 bad data or I/O error, 2 usage error.
-See agy-dump(1) for the record formats.
+A conversation that cannot be read is named on stderr and the others are
+still dumped. Exit status: 0 success; 1 when a conversation could not be
+dumped (or cut short), on an I/O error, or an --id matched nothing;
+2 usage error. See agy-dump(1) for the record formats.
 ";
 
 fn main() -> ExitCode {
@@ -50,6 +56,9 @@ fn run() -> Result<()> {
         match arg {
             Long("id") => options.ids.push(parser.value()?.string()?),
             Long("no-brain") => options.brain = false,
+            Long("changed-since") => {
+                options.changed_since = Some(dump::parse_stamp(&parser.value()?)?)
+            }
             Long("lane") => lane = Lane::parse(&parser.value()?.string()?)?,
             Short('h') | Long("help") => return cli::print(USAGE),
             Short('V') | Long("version") => return cli::print(&cli::version(NAME)),
@@ -63,6 +72,14 @@ fn run() -> Result<()> {
     let targets = dump::targets(&paths)?;
     let mut out = Output::stdout();
     let mut warn = |message: String| cli::warn(NAME, message);
-    dump::dump(&targets, &options, &mut out, &mut warn)?;
-    out.flush()
+    let outcome = dump::dump(&targets, &options, &mut out, &mut warn)?;
+    out.flush()?;
+    if outcome.failed > 0 {
+        return Err(Error::data(format!(
+            "{} of {} conversations could not be dumped (each named above)",
+            outcome.failed,
+            outcome.dumped + outcome.unchanged + outcome.failed
+        )));
+    }
+    Ok(())
 }
