@@ -114,7 +114,7 @@ have_tool() {
 }
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
 
-for tool in agy-dump agy-decode agy-encode agy-pack; do
+for tool in agy-dump agy-decode agy-encode agy-pack agy-render; do
     if have_tool "$tool"; then say "$tool: $("$bin/$tool" --version)"; else say "$tool: not built yet"; fi
 done
 
@@ -193,6 +193,7 @@ dump=$bin/agy-dump
 decode=$bin/agy-decode
 encode=$bin/agy-encode
 pack=$bin/agy-pack
+render=$bin/agy-render
 steps_sql="select idx, step_type, status, has_subtrajectory, hex(metadata), hex(error_details), hex(permissions), hex(task_details), hex(render_info), hex(step_payload), step_format from steps"
 
 measure cat "cat '$big' > /dev/null"
@@ -230,6 +231,12 @@ if have_tool agy-encode && [[ -s $scratch/big.messages.ndjson ]]; then
     fi
     # Writing the unedited messages back onto their rows (issue 9).
     measure encode_onto "'$encode' --onto '$scratch/big.rows.ndjson' < '$scratch/big.messages.ndjson' > /dev/null"
+fi
+
+if have_tool agy-render && [[ -s $scratch/big.messages.ndjson ]]; then
+    # Issue 12: rendering the conversation takes no longer than decoding it.
+    measure render "'$render' < '$scratch/big.messages.ndjson' > /dev/null"
+    measure render_out "'$render' --out '$scratch/render-site' < '$scratch/big.messages.ndjson'" "rm -rf '$scratch/render-site'"
 fi
 
 # ---------------------------------------------------------------------------
@@ -379,6 +386,17 @@ if got encode_onto && got encode; then
 fi
 if got encode_pack; then
     row "messages to a conversation db" "\`agy-encode < big.messages.ndjson \| agy-pack --root NEW\`" "$(secs encode_pack)" "$(mib_stages encode_pack)" "" "(information)" ""
+fi
+
+# 5b. render (issue 12).
+if got render && got decode; then
+    v=$(verdict "$(le "${wall[render]}" "${wall[decode]}")")
+    row "messages to one HTML page" "\`agy-render < big.messages.ndjson\`" "$(secs render)" "$(mib render)" "$(ratio "${wall[render]}" "${wall[decode]}") vs decode" "<= agy-decode of it" "$v"
+else
+    row "messages to one HTML page" "\`agy-render < big.messages.ndjson\`" "$(missing render agy-render agy-decode agy-dump)" "" "" "<= agy-decode of it" ""
+fi
+if got render_out; then
+    row "same, into a page file and index" "\`agy-render --out SITE < big.messages.ndjson\`" "$(secs render_out)" "$(mib render_out)" "" "(information)" ""
 fi
 
 # 6. linearity.
