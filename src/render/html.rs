@@ -401,6 +401,9 @@ impl Page for Html {
         if let Some(model) = record.model() {
             element(out, "span", "model", &model);
         }
+        if let Some(idx) = record.idx() {
+            element(out, "span", "", &format!("step {idx}"));
+        }
         if let Some(at) = record.timestamp() {
             stream_time(out, &at);
         }

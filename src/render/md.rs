@@ -153,6 +153,7 @@ impl Page for Markdown {
             _ => "User".to_string(),
         }];
         head.extend(record.model().map(|m| inline(&m)));
+        head.extend(record.idx().map(|i| format!("step {i}")));
         head.extend(record_time(record));
         let tokens = record.tokens();
         if !tokens.is_zero() {
