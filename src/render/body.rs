@@ -7,9 +7,11 @@
 //! after, costs about as much time in the kernel as parsing the stream
 //! costs here; a second thread does it, so on two cores the two overlap.
 //!
-//! The rendering thread hands bytes over in batches through a channel of
-//! [`QUEUE`] batches, so what waits in memory stays bounded: the batches in
-//! the queue, each about [`BATCH`] bytes or one message.
+//! The rendering thread writes into a batch ([`Bodies::batch`]) and hands
+//! it over through a channel of [`QUEUE`] batches, so what waits in memory
+//! stays bounded: the batches in the queue, each about [`BATCH`] bytes or
+//! one message. Written batches come back to be filled again, so their
+//! pages are not faulted in anew for every quarter MiB.
 
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::JoinHandle;
@@ -34,6 +36,8 @@ pub struct Bodies {
     jobs: Option<SyncSender<Job>>,
     writer: Option<JoinHandle<()>>,
     batch: Vec<u8>,
+    /// Batches the other thread has written, back for reuse.
+    empties: Receiver<Vec<u8>>,
     /// Whether anything was appended since the last take.
     dirty: bool,
 }
@@ -45,27 +49,47 @@ fn gone() -> Error {
 impl Bodies {
     pub fn new() -> Result<Bodies> {
         let (jobs, queue) = mpsc::sync_channel(QUEUE);
+        let (recycle, empties) = mpsc::sync_channel(QUEUE + 1);
         let writer = std::thread::Builder::new()
             .name("agy-render spool".to_string())
-            .spawn(move || write_bodies(queue))
+            .spawn(move || write_bodies(queue, recycle))
             .map_err(|e| Error::io("starting the spooling thread", e))?;
         Ok(Bodies {
             jobs: Some(jobs),
             writer: Some(writer),
             batch: Vec::new(),
+            empties,
             dirty: false,
         })
     }
 
+    /// The batch to render the conversation's next bytes into; call
+    /// [`Bodies::filled`] after.
+    pub fn batch(&mut self) -> &mut Vec<u8> {
+        self.dirty = true;
+        &mut self.batch
+    }
+
+    /// Hands the batch over once it is full.
+    pub fn filled(&mut self) -> Result<()> {
+        if self.batch.len() < BATCH {
+            return Ok(());
+        }
+        let empty = match self.empties.try_recv() {
+            Ok(mut empty) => {
+                empty.clear();
+                empty
+            }
+            Err(_) => Vec::with_capacity(BATCH + BATCH / 4),
+        };
+        let batch = std::mem::replace(&mut self.batch, empty);
+        self.send(Job::Append(batch))
+    }
+
     /// Appends rendered bytes to the body of the conversation in progress.
     pub fn append(&mut self, bytes: &[u8]) -> Result<()> {
-        self.dirty = true;
-        self.batch.extend_from_slice(bytes);
-        if self.batch.len() >= BATCH {
-            let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
-            self.send(Job::Append(batch))?;
-        }
-        Ok(())
+        self.batch().extend_from_slice(bytes);
+        self.filled()
     }
 
     /// The body so far, ending it: later appends start the next body. An
@@ -108,7 +132,7 @@ impl Drop for Bodies {
 
 /// The other thread: appends to the current spool until asked for it. The
 /// first error of a body is kept and given back instead of the spool.
-fn write_bodies(queue: Receiver<Job>) {
+fn write_bodies(queue: Receiver<Job>, recycle: SyncSender<Vec<u8>>) {
     let mut spool = Spool::default();
     let mut failed: Option<Error> = None;
     for job in queue {
@@ -119,6 +143,8 @@ fn write_bodies(queue: Receiver<Job>) {
                         failed = Some(e);
                     }
                 }
+                // Kept only while the other side has room for it.
+                let _ = recycle.try_send(bytes);
             }
             Job::Take(reply) => {
                 let body = std::mem::take(&mut spool);

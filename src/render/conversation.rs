@@ -8,8 +8,8 @@
 //! waiting when anything but a result comes is written with "no result".
 //! So what is held is at most the calls of one assistant message.
 //!
-//! Each message's bytes are handed to the caller as soon as they are
-//! rendered (to go to the body's spool, [`super::body`]): the header, which
+//! Each message's bytes go to the caller's buffer as soon as they are
+//! rendered (the body's batch, [`super::body`]): the header, which
 //! needs the meta record that comes last, is written before the body when
 //! the conversation ends.
 
@@ -31,8 +31,6 @@ struct HeldCall {
 
 pub struct Conversation {
     pub summary: Summary,
-    /// The bytes of the message last rendered.
-    scratch: Vec<u8>,
     held: Vec<HeldCall>,
     /// Calls written without a result: id to name, so a result that comes
     /// late can still say whose it is.
@@ -46,7 +44,6 @@ impl Conversation {
     pub fn new(id: &str) -> Conversation {
         Conversation {
             summary: Summary::new(id),
-            scratch: Vec::new(),
             held: Vec::new(),
             unanswered: HashMap::new(),
             turn_open: false,
@@ -55,24 +52,20 @@ impl Conversation {
         }
     }
 
-    /// Renders one message record; the bytes to append to the body.
-    pub fn message(&mut self, page: &dyn Page, record: &Record) -> &[u8] {
+    /// Renders one message record, appending its bytes to `out`.
+    pub fn message(&mut self, page: &dyn Page, record: &Record, out: &mut Vec<u8>) {
         let blocks = record.blocks();
         self.summary.message(record, &blocks);
         self.messages += 1;
         let number = self.messages;
-        let mut out = std::mem::take(&mut self.scratch);
-        out.clear();
         match record.role() {
-            Some(Role::Assistant) => self.assistant(page, &mut out, record, &blocks, number),
-            Some(Role::User) => self.user(page, &mut out, record, &blocks, number),
+            Some(Role::Assistant) => self.assistant(page, out, record, &blocks, number),
+            Some(Role::User) => self.user(page, out, record, &blocks, number),
             Some(Role::System) | None => {
-                self.settle(page, &mut out);
-                page.system(&mut out, record, number);
+                self.settle(page, out);
+                page.system(out, record, number);
             }
         }
-        self.scratch = out;
-        &self.scratch
     }
 
     fn assistant(
@@ -220,13 +213,10 @@ impl Conversation {
         }
     }
 
-    /// Marks, where it was, an input line that could not be read; the
-    /// bytes to append to the body.
-    pub fn unreadable(&mut self, page: &dyn Page, place: &str, error: &str) -> &[u8] {
+    /// Marks, where it was, an input line that could not be read.
+    pub fn unreadable(&mut self, page: &dyn Page, place: &str, error: &str, out: &mut Vec<u8>) {
         self.summary.unreadable += 1;
-        self.scratch.clear();
-        page.unreadable(&mut self.scratch, place, error);
-        &self.scratch
+        page.unreadable(out, place, error);
     }
 
     /// Ends the conversation: its summary, and the last bytes of the body

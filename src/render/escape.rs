@@ -66,6 +66,7 @@ impl<'a> Finder<'a> {
     }
 
     /// The first needle at or after `from`.
+    #[inline]
     fn next(&mut self, from: usize) -> Option<usize> {
         if from >= self.block + 16 {
             self.block = from;

@@ -20,11 +20,12 @@
 //! binary can exit 1 after writing everything it could.
 //!
 //! The parts: [`stream`] reads records leniently, [`conversation`] walks a
-//! conversation, [`body`] spools its bytes, [`page`] is what a format writes, [`html`] and [`md`] are
-//! the formats, [`markdown`] renders and sanitises Markdown text,
-//! [`escape`] escapes, [`calls`] and [`diff`] say how tool calls show,
-//! [`summary`] is the header's facts, [`site`] the `--out` directory and its
-//! index, [`csp`] the pages' Content-Security-Policy.
+//! conversation, [`body`] spools its bytes, [`page`] is what a format
+//! writes, [`html`] and [`md`] are the formats, [`markdown`] renders and
+//! sanitises Markdown text, [`escape`] escapes, [`calls`] and [`diff`] say
+//! how tool calls show, [`summary`] is the header's facts, [`site`] the
+//! `--out` directory and its index, [`csp`] the pages'
+//! Content-Security-Policy.
 
 pub mod body;
 pub mod calls;
@@ -213,8 +214,9 @@ impl Run<'_> {
         }
         match &*record.kind {
             "message" => {
-                let bytes = current.conversation.message(&*self.page, &record);
-                if let Err(e) = self.bodies.append(bytes) {
+                let batch = self.bodies.batch();
+                current.conversation.message(&*self.page, &record, batch);
+                if let Err(e) = self.bodies.filled() {
                     current.failure = Some(e.context(place).to_string());
                 }
             }
@@ -241,8 +243,11 @@ impl Run<'_> {
         if let Some(current) = &mut self.current {
             if current.failure.is_none() && !current.skip {
                 let place = place.to_string();
-                let bytes = current.conversation.unreadable(&*self.page, &place, error);
-                if let Err(e) = self.bodies.append(bytes) {
+                let batch = self.bodies.batch();
+                current
+                    .conversation
+                    .unreadable(&*self.page, &place, error, batch);
+                if let Err(e) = self.bodies.filled() {
                     current.failure = Some(e.to_string());
                 }
             }

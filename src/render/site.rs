@@ -120,6 +120,12 @@ impl Site {
                         continue;
                     }
                     match serde_json::from_str::<Entry>(line) {
+                        Ok(entry) if !plain_name(&entry.file) => warn(format!(
+                            "{}:{}: left out of the index: {:?} is not a file name in the directory",
+                            path.display(),
+                            n + 1,
+                            entry.file
+                        )),
                         Ok(entry) if dir.join(&entry.file).is_file() => {
                             entries.insert(entry.id.clone(), entry);
                         }
@@ -160,6 +166,11 @@ impl Site {
         page.index(&mut html, &entries);
         write_whole(&self.dir.join(format!("index.{}", page.extension())), &html)
     }
+}
+
+/// A name of a file directly in the directory: no separator, not hidden.
+fn plain_name(name: &str) -> bool {
+    !name.is_empty() && !name.starts_with('.') && !name.contains(['/', '\\', '\0'])
 }
 
 /// A file being written under a temporary name in its directory; renamed
@@ -228,6 +239,26 @@ mod tests {
             usage: Usage::default(),
             models: Vec::new(),
         }
+    }
+
+    #[test]
+    fn the_catalogue_names_only_files_in_the_directory() {
+        let dir = std::env::temp_dir().join(format!("agy-site-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.html"), "").unwrap();
+        let lines = [
+            r#"{"id":"a","file":"a.html","title":"A"}"#,
+            r#"{"id":"b","file":"../etc/passwd","title":"B"}"#,
+            r#"{"id":"c","file":"/etc/passwd","title":"C"}"#,
+            r#"{"id":"d","file":"gone.html","title":"D"}"#,
+            "not json",
+        ];
+        std::fs::write(dir.join(CATALOGUE), lines.join("\n")).unwrap();
+        let mut warnings = Vec::new();
+        let site = Site::open(&dir, &mut |w| warnings.push(w)).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(site.entries.keys().collect::<Vec<_>>(), ["a"]);
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
     }
 
     #[test]
