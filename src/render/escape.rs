@@ -267,15 +267,16 @@ fn unicode_escape(text: &str) -> (char, usize) {
 }
 
 /// Appends `text` as Markdown inline text that means exactly these
-/// characters: every ASCII punctuation character is backslash-escaped (which
-/// CommonMark allows for all of them), so nothing in it can start emphasis,
-/// a link, a code span or raw HTML; line breaks become spaces, so it cannot
-/// end the line it is on (a heading, a table cell).
+/// characters: the ones that can start emphasis, code, a link, raw HTML, an
+/// entity, strikethrough or a table cell (`\\ ` * _ [ ] < > & ~ |`) are
+/// backslash-escaped, as CommonMark allows for any ASCII punctuation, and
+/// nothing else, so the text stays readable as text; line breaks become
+/// spaces, so it cannot end the line it is on (a heading, a table cell).
 pub fn md_inline(out: &mut String, text: &str) {
     for c in text.chars() {
         match c {
             '\n' | '\r' => out.push(' '),
-            c if c.is_ascii_punctuation() => {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '~' | '|' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -417,10 +418,13 @@ mod tests {
     #[test]
     fn markdown_inline_text_is_inert() {
         let mut out = String::new();
-        md_inline(&mut out, "# <b>[x](javascript:y)</b>\n*é*");
+        md_inline(
+            &mut out,
+            "<b>[x](javascript:y)</b>\n*é* a|b ~~s~~ &amp; `c` /path-1.rs",
+        );
         assert_eq!(
             out,
-            "\\# \\<b\\>\\[x\\]\\(javascript\\:y\\)\\<\\/b\\> \\*é\\*"
+            "\\<b\\>\\[x\\](javascript:y)\\</b\\> \\*é\\* a\\|b \\~\\~s\\~\\~ \\&amp; \\`c\\` /path-1.rs"
         );
     }
 
