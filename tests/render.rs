@@ -350,3 +350,38 @@ fn the_sample_store_renders_through_the_pipeline() {
         }
     }
 }
+
+/// A step agy-decode reads only in part (a planner reply cut short, as a
+/// real agy 1.1.9 store had one) is marked on the page, with what could be
+/// read of it.
+#[test]
+fn a_damaged_step_from_agy_decode_is_marked() {
+    use support::pb::Msg;
+    use support::steps::{metadata, row, DONE, PLANNER_RESPONSE};
+    let text = "The fix is in the reader: it must keep the partial record. ".repeat(360);
+    let reply = Msg::new().str(1, &text).str(8, &text);
+    let reply = Msg(reply.0[..21_594].to_vec());
+    let meta = metadata(1_786_353_243, 2);
+    let full = Msg::new()
+        .varint(1, PLANNER_RESPONSE)
+        .varint(4, DONE)
+        .msg(5, meta.clone())
+        .bytes(20, &reply.0);
+    let cut = Msg(full.0[..full.0.len() - 21_594 + 861].to_vec());
+    let rows = format!(
+        "{}\n{}\n",
+        r#"{"conversation":"c1","kind":"db","user_version":1}"#,
+        row("c1", 7, PLANNER_RESPONSE, DONE, &meta, &cut)
+    );
+    let decoded = run("agy-decode", &[], rows.as_bytes());
+    assert!(stderr(&decoded).contains("damaged"), "{}", stderr(&decoded));
+    let html = render(&[], std::str::from_utf8(&decoded.stdout).unwrap());
+    assert!(
+        html.contains("<section class=\"turn assistant damaged\" id=\"m1\">"),
+        "{html}"
+    );
+    assert!(html.contains("<span>step 7</span>"));
+    assert!(html.contains("Damaged step: only the part that could be read is shown."));
+    assert!(html.contains("<p>The fix is in the reader: it must keep the partial record."));
+    assert!(html.contains("1 damaged step is marked below"));
+}
