@@ -246,6 +246,26 @@ fn a_bad_conversation_does_not_stop_the_others() {
 }
 
 #[test]
+fn a_conversation_named_index_cannot_take_the_index_page() {
+    let dir = Scratch::new("render-index-id");
+    let out = dir.join("site");
+    let stream = format!(
+        "{}{}",
+        conversation("index", "sneaky"),
+        conversation("ok", "fine")
+    );
+    let result = run(
+        "agy-render",
+        &["--out", out.to_str().unwrap()],
+        stream.as_bytes(),
+    );
+    assert_eq!(result.status.code(), Some(1));
+    assert!(stderr(&result).contains("conversation index: conversation id \"index\" would take the index's file name; not written"));
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(index.contains("<h1>Conversations</h1>") && index.contains("ok.html"));
+}
+
+#[test]
 fn the_same_stream_gives_the_same_bytes() {
     let stream = format!("{}{}", tour(), hostile());
     let first = run_ok("agy-render", &[], stream.as_bytes());

@@ -86,7 +86,7 @@ impl Conversation {
                 Block::ToolUse { id, name, input } => {
                     self.calls += 1;
                     let mut rendered = Vec::new();
-                    page.call(&mut rendered, name, input, self.calls);
+                    page.call(&mut rendered, name, input);
                     self.held.push(HeldCall {
                         id: id.to_string(),
                         name: name.to_string(),
@@ -139,7 +139,7 @@ impl Conversation {
                 Block::ToolUse { name, input, .. } => {
                     self.calls += 1;
                     page.tool_start(out, Some(self.calls));
-                    page.call(out, name, input, self.calls);
+                    page.call(out, name, input);
                     page.no_result(out);
                     page.tool_end(out);
                 }

@@ -517,7 +517,7 @@ impl Page for Html {
         }
     }
 
-    fn call(&self, out: &mut Vec<u8>, name: &str, input: &RawValue, _number: u64) {
+    fn call(&self, out: &mut Vec<u8>, name: &str, input: &RawValue) {
         push(out, "<div class=\"call\"><div class=\"tool-head\">");
         element(out, "span", "tool-name", name);
         let args = Members::of(input);
@@ -658,7 +658,7 @@ impl Page for Html {
                 Block::Other(members) => self.other_block(out, members),
                 Block::Media { image, source } => self.media(out, *image, source),
                 Block::Thinking(text) => self.thinking(out, text),
-                Block::ToolUse { name, input, .. } => self.call(out, name, input, 0),
+                Block::ToolUse { name, input, .. } => self.call(out, name, input),
                 Block::ToolResult { .. } => {}
             }
         }

@@ -239,7 +239,7 @@ impl Page for Markdown {
 
     fn tool_start(&self, _out: &mut Vec<u8>, _number: Option<u64>) {}
 
-    fn call(&self, out: &mut Vec<u8>, name: &str, input: &RawValue, _number: u64) {
+    fn call(&self, out: &mut Vec<u8>, name: &str, input: &RawValue) {
         let args = Members::of(input);
         let view = calls::view(name, input, args.as_ref());
         let path = match &view {
@@ -373,7 +373,7 @@ impl Page for Markdown {
                 Block::Other(members) => self.other_block(out, members),
                 Block::Media { image, source } => self.media(out, *image, source),
                 Block::Thinking(text) => self.thinking(out, text),
-                Block::ToolUse { name, input, .. } => self.call(out, name, input, 0),
+                Block::ToolUse { name, input, .. } => self.call(out, name, input),
             }
         }
     }

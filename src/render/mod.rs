@@ -310,6 +310,11 @@ impl Run<'_> {
             }
             Target::Dir(site) => {
                 crate::root::check_id(&summary.id)?;
+                if summary.id == "index" {
+                    return Err(Error::data(
+                        "conversation id \"index\" would take the index's file name",
+                    ));
+                }
                 let file = format!("{}.{}", summary.id, page.extension());
                 let path = site.dir.join(&file);
                 let (pending, sink) = Pending::create(&path)?;

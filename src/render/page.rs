@@ -61,7 +61,7 @@ pub trait Page {
     /// Opens the pairing of call number `number` (none for a result whose
     /// call was not seen) and its result.
     fn tool_start(&self, out: &mut Vec<u8>, number: Option<u64>);
-    fn call(&self, out: &mut Vec<u8>, name: &str, input: &RawValue, number: u64);
+    fn call(&self, out: &mut Vec<u8>, name: &str, input: &RawValue);
     fn result(&self, out: &mut Vec<u8>, result: &ResultOf);
     /// In place of the result of a call that got none.
     fn no_result(&self, out: &mut Vec<u8>);
