@@ -249,7 +249,7 @@ pub fn html_json_counted(out: &mut Vec<u8>, body: &str, preview_lines: usize) ->
 
 /// The character of the `\uXXXX` escape (or surrogate pair) at the start
 /// of `text`, and the bytes it took; U+FFFD for a lone surrogate.
-fn unicode_escape(text: &str) -> (char, usize) {
+pub(crate) fn unicode_escape(text: &str) -> (char, usize) {
     let unit = |at: usize| {
         text.get(at..at + 4)
             .and_then(|hex| u32::from_str_radix(hex, 16).ok())

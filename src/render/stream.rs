@@ -520,28 +520,9 @@ pub fn unescape_into(raw: &str, out: &mut String) -> bool {
             b'r' => out.push('\r'),
             b't' => out.push('\t'),
             b'u' => {
-                let unit = |at: usize| {
-                    body.get(at..at + 4)
-                        .and_then(|hex| u32::from_str_radix(hex, 16).ok())
-                };
-                let Some(first) = unit(at + 2) else {
-                    return false;
-                };
-                start = at + 6;
-                let c = if (0xD800..0xDC00).contains(&first)
-                    && bytes.get(start..start + 2) == Some(b"\\u")
-                {
-                    match unit(start + 2) {
-                        Some(second) if (0xDC00..0xE000).contains(&second) => {
-                            start += 6;
-                            char::from_u32(0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00))
-                        }
-                        _ => None,
-                    }
-                } else {
-                    char::from_u32(first)
-                };
-                out.push(c.unwrap_or('\u{FFFD}'));
+                let (c, used) = super::escape::unicode_escape(&body[at..]);
+                start = at + used;
+                out.push(c);
             }
             _ => return false,
         }
