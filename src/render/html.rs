@@ -567,11 +567,12 @@ impl Page for Html {
             push(out, " damaged");
         }
         push(out, "\"><div class=\"tool-head\">");
-        let label = match (result.is_error, result.call) {
-            (true, _) => "Error",
-            (false, _) => "Result",
-        };
-        element(out, "span", "", label);
+        element(
+            out,
+            "span",
+            "",
+            if result.is_error { "Error" } else { "Result" },
+        );
         if result.call.is_none() {
             if let Some(name) = result.name {
                 element(out, "span", "", &format!("of {name}"));
