@@ -221,19 +221,7 @@ impl Decoder {
     }
 
     fn step_row(&mut self, row: &RowCells<'_>, out: &mut Output) -> Result<()> {
-        let hex = |column: &str| match row.get(column) {
-            Some(JsonCell::Plain(h)) | Some(JsonCell::Blob(h)) => Some(h.as_bytes()),
-            _ => None,
-        };
-        let columns = StepColumns {
-            idx: row.get("idx").and_then(JsonCell::as_i64),
-            step_type: row.get("step_type").and_then(JsonCell::as_i64),
-            status: row.get("status").and_then(JsonCell::as_i64),
-            metadata: hex("metadata"),
-            error_details: hex("error_details"),
-            step_payload: hex("step_payload"),
-        };
-        self.step_columns(&columns, out)
+        self.step_columns(&StepColumns::of(row), out)
     }
 
     /// Decodes a `steps` row of the canonical shape agy-dump writes straight
@@ -247,12 +235,7 @@ impl Decoder {
         let Some((conversation, columns)) = parse_canonical_step_row(line) else {
             return Ok(false);
         };
-        let mut scratch = std::mem::take(&mut self.payload);
-        let decoded = columns
-            .step_payload
-            .is_none_or(|h| crate::record::decode_hex_bytes_into(h, &mut scratch));
-        self.payload = scratch;
-        if !decoded {
+        if !self.decode_canonical_payload(&columns) {
             return Ok(false);
         }
         self.enter(conversation, out)?;
@@ -273,15 +256,7 @@ impl Decoder {
         let Some((id, columns)) = parse_canonical_step_row(line) else {
             return Ok(None);
         };
-        if id != conversation {
-            return Ok(None);
-        }
-        let mut scratch = std::mem::take(&mut self.payload);
-        let decoded = columns
-            .step_payload
-            .is_none_or(|h| crate::record::decode_hex_bytes_into(h, &mut scratch));
-        self.payload = scratch;
-        if !decoded {
+        if id != conversation || !self.decode_canonical_payload(&columns) {
             return Ok(None);
         }
         let call_id = wire::Message::new(&self.payload)
@@ -297,6 +272,14 @@ impl Decoder {
             call_id,
             spill,
         }))
+    }
+
+    /// Decodes a canonical row's payload hex into `self.payload`; false
+    /// (leaving the line to the ordinary parser) when it is not hex.
+    fn decode_canonical_payload(&mut self, columns: &StepColumns<'_>) -> bool {
+        columns
+            .step_payload
+            .is_none_or(|h| crate::record::decode_hex_bytes_into(h, &mut self.payload))
     }
 
     fn step_columns(&mut self, columns: &StepColumns<'_>, out: &mut Output) -> Result<()> {
@@ -355,18 +338,7 @@ impl Decoder {
         self.enter(record.conversation(), &mut sink)?;
         match record {
             Record::Row { table, row, .. } if table == "steps" => {
-                let hex = |column: &str| match row.get(column) {
-                    Some(JsonCell::Plain(h)) | Some(JsonCell::Blob(h)) => Some(h.as_bytes()),
-                    _ => None,
-                };
-                let columns = StepColumns {
-                    idx: row.get("idx").and_then(JsonCell::as_i64),
-                    step_type: row.get("step_type").and_then(JsonCell::as_i64),
-                    status: row.get("status").and_then(JsonCell::as_i64),
-                    metadata: hex("metadata"),
-                    error_details: hex("error_details"),
-                    step_payload: hex("step_payload"),
-                };
+                let columns = StepColumns::of(row);
                 let has_payload = match columns.step_payload {
                     Some(h) => hex_into(h, "step_payload", &mut self.payload)?,
                     None => false,
@@ -1280,6 +1252,24 @@ struct StepColumns<'a> {
     metadata: Option<&'a [u8]>,
     error_details: Option<&'a [u8]>,
     step_payload: Option<&'a [u8]>,
+}
+
+impl<'a> StepColumns<'a> {
+    /// The columns of a parsed `steps` row.
+    fn of(row: &'a RowCells<'_>) -> StepColumns<'a> {
+        let hex = |column: &str| match row.get(column) {
+            Some(JsonCell::Plain(h)) | Some(JsonCell::Blob(h)) => Some(h.as_bytes()),
+            _ => None,
+        };
+        StepColumns {
+            idx: row.get("idx").and_then(JsonCell::as_i64),
+            step_type: row.get("step_type").and_then(JsonCell::as_i64),
+            status: row.get("status").and_then(JsonCell::as_i64),
+            metadata: hex("metadata"),
+            error_details: hex("error_details"),
+            step_payload: hex("step_payload"),
+        }
+    }
 }
 
 /// Reads a line of exactly the shape agy-dump gives a row of agy's `steps`
