@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use crate::error::{Error, Result};
 use crate::io::Output;
-use crate::record;
+use crate::record::{self, Cell};
 use crate::store::{self, OpenError, Source};
 
 /// What to dump and how.
@@ -29,6 +29,18 @@ pub struct Outcome {
     pub dumped: u64,
     pub unchanged: u64,
     pub failed: u64,
+    /// Conversations dumped whole that hold damaged blobs (each named).
+    pub damaged: u64,
+}
+
+/// What a dumped conversation's `steps` rows say of their blobs: how many
+/// rows hold a blob that is cut short or unreadable past some byte, and
+/// where the first is. Reading them is not an error; a cron job learns of
+/// them from the warning.
+#[derive(Debug, Default)]
+pub struct Damaged {
+    pub rows: u64,
+    pub first: Option<String>,
 }
 
 /// `--changed-since STAMP`: the modification time of the file `STAMP`, or
@@ -195,7 +207,20 @@ pub fn dump(
     let mut outcome = Outcome::default();
     for target in targets {
         let mut started = false;
-        match dump_one(target, options, &mut found, out, warn, &mut started) {
+        let mut damaged = false;
+        let result = dump_one(
+            target,
+            options,
+            &mut found,
+            out,
+            warn,
+            &mut started,
+            &mut damaged,
+        );
+        if damaged && result.is_ok() {
+            outcome.damaged += 1;
+        }
+        match result {
             Ok(Some(true)) => outcome.dumped += 1,
             Ok(Some(false)) => outcome.unchanged += 1,
             Ok(None) => {}
@@ -236,6 +261,7 @@ fn dump_one(
     out: &mut Output,
     warn: &mut dyn FnMut(String),
     started: &mut bool,
+    damaged_seen: &mut bool,
 ) -> Result<Option<bool>> {
     // Without --id the cheap check comes first: an unchanged conversation
     // is not even opened.
@@ -284,7 +310,15 @@ fn dump_one(
         _ => None,
     };
     *started = true;
-    dump_database(&source, &id, out)?;
+    let damaged = dump_database(&source, &id, out)?;
+    if let Some(first) = &damaged.first {
+        warn(format!(
+            "{}: conversation {id}: {} steps row(s) hold damaged blobs, the first {first}; agy-decode shows their readable part marked \"damaged\"",
+            target.db.display(),
+            damaged.rows
+        ));
+        *damaged_seen = true;
+    }
     dump_meta_sidecar(&target.db, &id, out)?;
     if let Some((dir, files)) = brain {
         for rel in files {
@@ -295,7 +329,8 @@ fn dump_one(
 }
 
 /// The db, schema and row records of one database, `steps` rows last.
-pub fn dump_database(source: &Source, id: &str, out: &mut Output) -> Result<()> {
+pub fn dump_database(source: &Source, id: &str, out: &mut Output) -> Result<Damaged> {
+    let mut damaged = Damaged::default();
     record::write_db(out.buf(), id, source.user_version()?);
     out.end_record()?;
     let schema = source.schema();
@@ -317,12 +352,42 @@ pub fn dump_database(source: &Source, id: &str, out: &mut Output) -> Result<()> 
                 let cells = (0..columns.len())
                     .map(|i| store::cell(row, i))
                     .collect::<Result<Vec<_>>>()?;
+                if table.name == "steps" {
+                    note_damage(columns, &cells, &mut damaged);
+                }
                 record::write_row(out.buf(), id, &table.name, columns, cells);
                 out.end_record()
             })
             .map_err(|e| e.context(format!("table {}", table.name)))?;
     }
-    Ok(())
+    Ok(damaged)
+}
+
+/// Counts a steps row whose protobuf blobs do not read whole.
+fn note_damage(columns: &[record::Column], cells: &[Cell<'_>], damaged: &mut Damaged) {
+    let idx = columns
+        .iter()
+        .position(|c| c.name == "idx")
+        .and_then(|i| match cells[i] {
+            Cell::Integer(v) => Some(v),
+            _ => None,
+        });
+    for (column, cell) in columns.iter().zip(cells) {
+        if !matches!(&*column.name, "step_payload" | "metadata" | "error_details") {
+            continue;
+        }
+        let Cell::Blob(bytes) = cell else {
+            continue;
+        };
+        if let Some(damage) = crate::wire::damage(bytes) {
+            damaged.rows += 1;
+            if damaged.first.is_none() {
+                let step = idx.map_or_else(|| "?".to_string(), |i| i.to_string());
+                damaged.first = Some(format!("step {step}: {} {damage}", column.name));
+            }
+            return;
+        }
+    }
 }
 
 /// The ACP lane keeps `<id>.meta` (JSON: cwd, mode) beside each database;

@@ -126,3 +126,34 @@ fn an_empty_step_shows_only_with_all_and_says_why() {
         }
     }
 }
+
+#[test]
+fn agy_dump_names_a_conversation_with_damaged_rows_and_still_dumps_it() {
+    let scratch = support::Scratch::new("damaged-dump");
+    let root = scratch.join("root");
+    let id = "5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d";
+    let db = support::AgyDb::create(&root, id);
+    let meta = metadata(T0, 4);
+    let whole = step(USER_INPUT, DONE, &meta, 19, Msg::new().str(2, "hi"));
+    db.step(0, USER_INPUT as i64, DONE as i64, &meta.0, &whole.0);
+    let reply = step(
+        PLANNER_RESPONSE,
+        DONE,
+        &meta,
+        20,
+        Msg::new().str(1, &"x".repeat(500)),
+    );
+    let cut = &reply.0[..reply.0.len() - 200];
+    db.step(1, PLANNER_RESPONSE as i64, DONE as i64, &meta.0, cut);
+    db.close();
+    let out = run("agy-dump", &[root.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(0), "reading damage is no error");
+    let err = stderr(&out);
+    for named in [id, "1 steps row(s)", "step 1", "step_payload", "field 20"] {
+        assert!(err.contains(named), "stderr names {named}: {err}");
+    }
+    assert!(err.contains("1 conversation(s) hold damaged rows"), "{err}");
+    // The row is in the stream byte for byte.
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(&hex::encode(cut)));
+}

@@ -74,6 +74,15 @@ fn run() -> Result<()> {
     let mut warn = |message: String| cli::warn(NAME, message);
     let outcome = dump::dump(&targets, &options, &mut out, &mut warn)?;
     out.flush()?;
+    if outcome.damaged > 0 {
+        cli::warn(
+            NAME,
+            format!(
+                "{} conversation(s) hold damaged rows (each named above); they are dumped whole",
+                outcome.damaged
+            ),
+        );
+    }
     if outcome.failed > 0 {
         return Err(Error::data(format!(
             "{} of {} conversations could not be dumped (each named above)",
