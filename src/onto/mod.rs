@@ -24,6 +24,12 @@
 //! files. The rows of other tables come before the steps in the original
 //! stream but need the new numbering, so they wait in a spool and go out
 //! after the steps.
+//!
+//! Here the walk over both streams; `steps` settles each original step
+//! (kept, renumbered, deleted, edited, new steps where they stand), `edit`
+//! turns a changed message into edits of the step's bytes, `rows` writes
+//! the held rows and the brain files with the numbering and the edits
+//! applied, and [`patch`] is the schema-free protobuf editing they share.
 
 mod edit;
 pub mod patch;
@@ -528,8 +534,7 @@ impl Merger {
         // from the replies), so an edit there is made in the messages.
         // Only the title has a step of its own to say it.
         let conv = self.conv.as_mut().expect("a conversation is open");
-        let derived = ["title", "model", "timestamp"];
-        if let Some(key) = changed.iter().find(|k| !derived.contains(k)) {
+        if let Some(key) = changed.iter().find(|k| **k != "title") {
             return Err(Error::data(format!(
                 "meta record: {key:?} differs from the original's; agy-encode --onto keeps the original's trajectory metadata (edit it without --onto)"
             )));

@@ -8,8 +8,8 @@
 //! costs here; a second thread does it, so on two cores the two overlap.
 //!
 //! The rendering thread writes into a batch ([`Bodies::batch`]) and hands
-//! it over through a channel of [`QUEUE`] batches, so what waits in memory
-//! stays bounded: the batches in the queue, each about [`BATCH`] bytes or
+//! it over through a channel of `QUEUE` batches, so what waits in memory
+//! stays bounded: the batches in the queue, each about `BATCH` bytes or
 //! one message. Written batches come back to be filled again, so their
 //! pages are not faulted in anew for every quarter MiB.
 
