@@ -162,6 +162,10 @@ fn rich_db(root: &Path, id: &str) -> AgyDb {
         "CAST(x'80' AS TEXT)",
         "x''",
         "x'deadbeef'",
+        // Found by fuzz/ (record target): a double whose shortest form
+        // serde_json's default float parser reads one ulp off, so
+        // dump | pack stored another value.
+        "9.111111111111111e116",
     ]
     .iter()
     .enumerate()
