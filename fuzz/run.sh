@@ -30,11 +30,15 @@ run_one() {
     t=$1
     mkdir -p "corpus/$t" "artifacts/$t"
     rm -f "results/$t.stats"
-    AGY_FUZZ_STATS=$fuzz/results/$t.stats nice -n 10 "$bin/$t" "corpus/$t" \
+    # The targets' scratch directories go here, and go when the run ends.
+    tmp=$fuzz/results/tmp-$t
+    mkdir -p "$tmp"
+    TMPDIR=$tmp AGY_FUZZ_STATS=$fuzz/results/$t.stats nice -n 10 "$bin/$t" "corpus/$t" \
         -max_total_time=$((minutes * 60)) -timeout=1 \
         -malloc_limit_mb=64 -rss_limit_mb=512 \
         -artifact_prefix="artifacts/$t/" -print_final_stats=1 \
         > "results/$t.log" 2>&1 || true
+    rm -rf "$tmp"
 }
 
 running=0
