@@ -17,6 +17,8 @@ set -eu
 fuzz=$(cd "$(dirname "$0")" && pwd)
 minutes=${1:?usage: fuzz/run.sh MINUTES [TARGET...]}
 shift
+# libFuzzer reads -max_total_time=0 as "no limit".
+[ "$minutes" -ge 1 ] 2>/dev/null || { echo "run.sh: MINUTES must be a whole number, 1 or more" >&2; exit 2; }
 targets=${*:-wire record decode encode onto pack dump roundtrip}
 jobs=${JOBS:-1}
 
