@@ -813,6 +813,13 @@ impl Conversation {
                 status::PENDING,
                 Carrier::for_call(&call.native_name, steps.generic, None),
             ),
+            // A failed call whose result is structured (an edit outcome, a
+            // listing) is its typed step with status ERROR: agy-decode
+            // shows the payload's structure when no error text says more.
+            Some((content, true)) if !matches!(content, ResultContent::Text(_)) => (
+                status::ERROR,
+                Carrier::for_result(&call.native_name, steps.generic, content),
+            ),
             Some((content, true)) => {
                 let mut details = Writer::new();
                 details.string(field::error_details::USER_ERROR_MESSAGE, &content.to_text());

@@ -460,3 +460,21 @@ fn long_transcripts_go_out_in_parts_and_come_back_whole() {
         assert!(line.contains(text.as_str()));
     }
 }
+
+/// A failed call whose result is structured (found by fuzz/roundtrip):
+/// its typed step with status ERROR, so decoding gives the same result.
+#[test]
+fn a_failed_edit_with_a_structured_result_round_trips() {
+    let stream = [
+        r#"{"conversation":"c","kind":"message","role":"user","idx":0,"content":[{"type":"text","text":"edit it"}]}"#,
+        r#"{"conversation":"c","kind":"message","role":"assistant","idx":1,"content":[{"type":"tool_use","id":"e1","name":"Edit","input":{"file_path":"/r/a.rs","old_string":"a","new_string":"b"}}]}"#,
+        r#"{"conversation":"c","kind":"message","role":"user","idx":2,"content":[{"type":"tool_result","tool_use_id":"e1","content":{"file":"/r/a.rs","edited":true},"is_error":true}]}"#,
+        r#"{"conversation":"c","kind":"message","role":"user","idx":3,"content":[{"type":"tool_result","tool_use_id":"e2","content":["a","b"],"is_error":true}]}"#,
+        r#"{"conversation":"c","kind":"meta","id":"c","title":"edit it"}"#,
+    ]
+    .join("\n")
+        + "\n";
+    for args in [&[][..], &["--generic"][..]] {
+        assert_same_lines(&decode(&encode(args, &stream)), &stream);
+    }
+}
