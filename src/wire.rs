@@ -246,6 +246,74 @@ fn damage_is_cut(buf: &[u8]) -> bool {
     matches!(damage(buf), Some(Damage { declared: Some((declared, present)), .. }) if (present as u64) < declared)
 }
 
+/// `message` with its top-level fields `number` replaced by `values` as
+/// length-delimited fields (in place of the first of them, or at the end
+/// when there was none); every other byte as it was.
+pub fn set_field(message: &[u8], number: u32, values: &[impl AsRef<[u8]>]) -> Vec<u8> {
+    replace_field(message, number, |out| {
+        for value in values {
+            out.bytes(number, value.as_ref());
+        }
+    })
+}
+
+/// `message` with the field `number` set to the varint `value`, where it
+/// was or at the end; every other byte as it was.
+pub fn set_varint(message: &[u8], number: u32, value: u64) -> Vec<u8> {
+    replace_field(message, number, |out| {
+        out.varint(number, value);
+    })
+}
+
+/// `message` with every field `number` dropped and what `write` writes put
+/// where the first was (or at the end); every other byte as it was.
+pub fn replace_field(message: &[u8], number: u32, write: impl FnOnce(&mut Writer)) -> Vec<u8> {
+    let (spans, tail) = field_spans(message);
+    let mut out = Writer::with_capacity(message.len() + 8);
+    let mut write = Some(write);
+    for (f, raw) in spans {
+        if f.number != number {
+            out.raw(raw);
+        } else if let Some(write) = write.take() {
+            write(&mut out);
+        }
+    }
+    if let Some(write) = write {
+        write(&mut out);
+    }
+    out.raw(tail);
+    out.into_bytes()
+}
+
+/// `message` with each length-delimited field `number` rewritten by `edit`
+/// (`None` keeps that one as it was); `None` when nothing changed.
+pub fn edit_field(
+    message: &[u8],
+    number: u32,
+    mut edit: impl FnMut(&[u8]) -> Option<Vec<u8>>,
+) -> Option<Vec<u8>> {
+    let (spans, tail) = field_spans(message);
+    let mut out = Writer::with_capacity(message.len());
+    let mut changed = false;
+    for (f, raw) in spans {
+        let edited = match f.value {
+            Value::Bytes(bytes) if f.number == number => edit(bytes),
+            _ => None,
+        };
+        match edited {
+            Some(new) => {
+                out.bytes(number, &new);
+                changed = true;
+            }
+            None => {
+                out.raw(raw);
+            }
+        }
+    }
+    out.raw(tail);
+    changed.then(|| out.into_bytes())
+}
+
 /// Whether `buf` reads whole as a message of at least one field: how a
 /// length-delimited value is told to be a nested message rather than text.
 pub fn is_whole_message(buf: &[u8]) -> bool {
@@ -504,6 +572,19 @@ impl Writer {
             .copy_within(at + 1..at + 1 + len, at + length.len());
         self.buf[at..at + length.len()].copy_from_slice(&length);
         self
+    }
+
+    /// A repeated integer field, packed as proto3 writes it (nothing when
+    /// `values` is empty).
+    pub fn packed_varints(&mut self, number: u32, values: &[u64]) -> &mut Writer {
+        if values.is_empty() {
+            return self;
+        }
+        let mut packed = Vec::with_capacity(values.len() * 2);
+        for &v in values {
+            put_varint(&mut packed, v);
+        }
+        self.bytes(number, &packed)
     }
 
     /// Appends bytes that are already an encoded run of fields.

@@ -203,7 +203,7 @@ impl Merge {
                 .get_message(field::step::PLANNER_RESPONSE)
                 .unwrap_or_default();
             let edited = if planner.get_str(SIGNATURE).as_deref() == Some(old_sig.as_str()) {
-                patch::edit_field(&step, field::step::PLANNER_RESPONSE, |p| {
+                wire::edit_field(&step, field::step::PLANNER_RESPONSE, |p| {
                     patch::replace_text_in(p, &[SIGNATURE], old_sig, new_sig)
                 })
             } else {
@@ -216,8 +216,8 @@ impl Merge {
                             .get_bytes(1)
                             .unwrap_or_default()
                             .to_vec();
-                        patch::edit_field(&step, field::step::PLANNER_RESPONSE, |p| {
-                            Some(patch::set_field(
+                        wire::edit_field(&step, field::step::PLANNER_RESPONSE, |p| {
+                            Some(wire::set_field(
                                 p,
                                 THINKING_SIGNATURE,
                                 std::slice::from_ref(&value),
@@ -243,7 +243,7 @@ impl Merge {
             if o.is_empty() {
                 return Ok(None);
             }
-            let edited = patch::edit_field(&step, planner_field[0], |planner| {
+            let edited = wire::edit_field(&step, planner_field[0], |planner| {
                 patch::replace_text_in(planner, fields, o, n)
             });
             match edited {
@@ -350,7 +350,7 @@ impl Merge {
                         .get_bytes(number)
                         .map(|b| vec![b.to_vec()])
                         .unwrap_or_default();
-                    call = patch::set_field(&call, number, &value);
+                    call = wire::set_field(&call, number, &value);
                 }
                 self.changed_calls
                     .insert(old_id.clone(), Some(call.clone()));
@@ -379,8 +379,8 @@ impl Merge {
                     self.changed_calls.insert(id.clone(), None);
                 }
             }
-            let edited = patch::edit_field(&step, field::step::PLANNER_RESPONSE, |planner| {
-                Some(patch::set_field(planner, TOOL_CALLS, &values))
+            let edited = wire::edit_field(&step, field::step::PLANNER_RESPONSE, |planner| {
+                Some(wire::set_field(planner, TOOL_CALLS, &values))
             });
             if let Some(s) = edited {
                 step = s;

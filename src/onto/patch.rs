@@ -87,89 +87,6 @@ pub fn replace_bytes(text: &[u8], old: &[u8], new: &[u8]) -> Vec<u8> {
     out
 }
 
-/// `message` with its top-level fields `number` replaced by `values` (in
-/// place of the first of them, or at the end when there was none).
-pub fn set_field(message: &[u8], number: u32, values: &[Vec<u8>]) -> Vec<u8> {
-    let (spans, tail) = wire::field_spans(message);
-    let mut out = Writer::with_capacity(message.len());
-    let mut placed = false;
-    for (f, raw) in spans {
-        if f.number != number {
-            out.raw(raw);
-            continue;
-        }
-        if !placed {
-            for value in values {
-                out.bytes(number, value);
-            }
-            placed = true;
-        }
-    }
-    if !placed {
-        for value in values {
-            out.bytes(number, value);
-        }
-    }
-    out.raw(tail);
-    out.into_bytes()
-}
-
-/// `message` with the varint field `number` set to `value` where it is
-/// (added at the end when absent).
-pub fn set_varint(message: &[u8], number: u32, value: u64) -> Vec<u8> {
-    let (spans, tail) = wire::field_spans(message);
-    let mut out = Writer::with_capacity(message.len() + 4);
-    let mut placed = false;
-    for (f, raw) in spans {
-        match f.value {
-            Value::Varint(_) if f.number == number => {
-                if !placed {
-                    out.varint(number, value);
-                    placed = true;
-                }
-            }
-            _ => {
-                out.raw(raw);
-            }
-        }
-    }
-    if !placed {
-        out.varint(number, value);
-    }
-    out.raw(tail);
-    out.into_bytes()
-}
-
-/// `message` with the length-delimited field `number` rewritten by `edit`
-/// (every occurrence; `None` from `edit` keeps that one as it was).
-pub fn edit_field(
-    message: &[u8],
-    number: u32,
-    mut edit: impl FnMut(&[u8]) -> Option<Vec<u8>>,
-) -> Option<Vec<u8>> {
-    let (spans, tail) = wire::field_spans(message);
-    let mut out = Writer::with_capacity(message.len());
-    let mut changed = false;
-    for (f, raw) in spans {
-        match f.value {
-            Value::Bytes(bytes) if f.number == number => match edit(bytes) {
-                Some(new) => {
-                    out.bytes(number, &new);
-                    changed = true;
-                }
-                None => {
-                    out.raw(raw);
-                }
-            },
-            _ => {
-                out.raw(raw);
-            }
-        }
-    }
-    out.raw(tail);
-    changed.then(|| out.into_bytes())
-}
-
 /// The Step renumbered from `old` to `new`: its metadata's
 /// source_trajectory_step_info.step_index (5.20.2, when it says `old`),
 /// and in a GENERIC carrier the spill URI's `steps/<old>/` and the wrapped
@@ -177,28 +94,30 @@ pub fn edit_field(
 pub fn renumber_step(step: &[u8], old: i64, new: i64) -> Option<Vec<u8>> {
     let mut bytes = step.to_vec();
     let mut changed = false;
-    if let Some(b) = edit_field(&bytes, field::step::METADATA, |m| {
+    if let Some(b) = wire::edit_field(&bytes, field::step::METADATA, |m| {
         renumber_metadata(m, old, new)
     }) {
         bytes = b;
         changed = true;
     }
-    if let Some(b) = edit_field(&bytes, field::step::GENERIC, |generic| {
-        edit_field(generic, field::generic::RESULT, |result| {
+    if let Some(b) = wire::edit_field(&bytes, field::step::GENERIC, |generic| {
+        wire::edit_field(generic, field::generic::RESULT, |result| {
             let mut result = result.to_vec();
             let mut changed = false;
             let from = format!("/steps/{old}/");
             let to = format!("/steps/{new}/");
-            if let Some(r) = edit_field(&result, field::generic::RESULT_FULL_OUTPUT_URI, |uri| {
-                memchr::memmem::find(uri, from.as_bytes())
-                    .map(|_| replace_bytes(uri, from.as_bytes(), to.as_bytes()))
-            }) {
+            if let Some(r) =
+                wire::edit_field(&result, field::generic::RESULT_FULL_OUTPUT_URI, |uri| {
+                    memchr::memmem::find(uri, from.as_bytes())
+                        .map(|_| replace_bytes(uri, from.as_bytes(), to.as_bytes()))
+                })
+            {
                 result = r;
                 changed = true;
             }
-            if let Some(r) = edit_field(&result, field::generic::RESULT_NESTED, |nested| {
+            if let Some(r) = wire::edit_field(&result, field::generic::RESULT_NESTED, |nested| {
                 // An Any wrapping a Step, or a Step.
-                edit_field(nested, field::any::VALUE, |inner| {
+                wire::edit_field(nested, field::any::VALUE, |inner| {
                     renumber_step(inner, old, new)
                 })
                 .or_else(|| renumber_step(nested, old, new))
@@ -217,10 +136,10 @@ pub fn renumber_step(step: &[u8], old: i64, new: i64) -> Option<Vec<u8>> {
 
 /// CortexStepMetadata with 20.2 moved from `old` to `new`.
 pub fn renumber_metadata(metadata: &[u8], old: i64, new: i64) -> Option<Vec<u8>> {
-    edit_field(metadata, field::metadata::SOURCE_STEP_INFO, |info| {
+    wire::edit_field(metadata, field::metadata::SOURCE_STEP_INFO, |info| {
         let says_old =
             wire::Message::new(info).get_i64(field::metadata::SOURCE_STEP_INDEX) == Some(old);
-        says_old.then(|| set_varint(info, field::metadata::SOURCE_STEP_INDEX, new as u64))
+        says_old.then(|| wire::set_varint(info, field::metadata::SOURCE_STEP_INDEX, new as u64))
     })
 }
 

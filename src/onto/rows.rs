@@ -52,7 +52,9 @@ impl Merger {
                         // Every step of this generation was deleted.
                         continue;
                     }
-                    let data = set_step_indices(&data, &kept);
+                    let data = wire::replace_field(&data, field::generator::STEP_INDICES, |w| {
+                        w.packed_varints(field::generator::STEP_INDICES, &kept);
+                    });
                     let mut edits = vec![("data", CellEdit::Blob(data.clone()))];
                     if row.get("size").is_some() {
                         edits.push(("size", CellEdit::Integer(data.len() as i64)));
@@ -78,7 +80,7 @@ impl Merger {
                         (true, Some(step)) => {
                             let new = conv.new_idx_at_or_before(step);
                             let data =
-                                patch::set_varint(&data, field::reference::STEP_INDEX, new as u64);
+                                wire::set_varint(&data, field::reference::STEP_INDEX, new as u64);
                             write_line(out, &edit_row(&line, &[("data", CellEdit::Blob(data))])?)?;
                         }
                         _ => write_line(out, &line)?,
@@ -353,42 +355,6 @@ pub(super) fn generic_args(call: &[u8]) -> Vec<Vec<u8>> {
             entry.into_bytes()
         })
         .collect()
-}
-
-/// A generator's metadata with its step list replaced.
-pub(super) fn set_step_indices(data: &[u8], indices: &[u64]) -> Vec<u8> {
-    let (spans, tail) = wire::field_spans(data);
-    let mut out = wire::Writer::new();
-    let mut placed = false;
-    for (f, raw) in spans {
-        if f.number != field::generator::STEP_INDICES {
-            out.raw(raw);
-            continue;
-        }
-        if !placed {
-            // Packed, as proto3 writes a repeated integer.
-            let mut packed = wire::Writer::new();
-            for &i in indices {
-                packed.raw(&varint_bytes(i));
-            }
-            if !indices.is_empty() {
-                out.bytes(field::generator::STEP_INDICES, packed.as_bytes());
-            }
-            placed = true;
-        }
-    }
-    out.raw(tail);
-    out.into_bytes()
-}
-
-pub(super) fn varint_bytes(mut v: u64) -> Vec<u8> {
-    let mut out = Vec::new();
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-    out
 }
 
 /// A new value for one cell of a row.

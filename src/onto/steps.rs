@@ -144,8 +144,8 @@ impl Merge {
                     let mut step = step.to_vec();
                     let mut changed = false;
                     if let Some(call) = &changed_call {
-                        if let Some(s) = patch::edit_field(&step, field::step::METADATA, |m| {
-                            Some(patch::set_field(
+                        if let Some(s) = wire::edit_field(&step, field::step::METADATA, |m| {
+                            Some(wire::set_field(
                                 m,
                                 field::metadata::TOOL_CALL,
                                 std::slice::from_ref(call),
@@ -155,10 +155,10 @@ impl Merge {
                             changed = true;
                         }
                         // A GENERIC carrier repeats the arguments as a map.
-                        if let Some(s) = patch::edit_field(&step, field::step::GENERIC, |generic| {
+                        if let Some(s) = wire::edit_field(&step, field::step::GENERIC, |generic| {
                             let has_args = wire::Message::new(generic).has(field::generic::ARGS);
                             has_args.then(|| {
-                                patch::set_field(generic, field::generic::ARGS, &generic_args(call))
+                                wire::set_field(generic, field::generic::ARGS, &generic_args(call))
                             })
                         }) {
                             step = s;
