@@ -264,8 +264,7 @@ impl Decoder {
             .and_then(|m| m.get_message(field::metadata::TOOL_CALL))
             .and_then(|c| c.get_str(field::tool_call::ID))
             .map(Cow::into_owned);
-        let mut sink = Output::to(Box::new(std::io::sink()));
-        self.enter(id, &mut sink)?;
+        self.enter_original(id)?;
         let spill = self.step_messages(&columns, columns.step_payload.is_some(), lines)?;
         Ok(Some(OriginalStepRow {
             idx: columns.idx,
@@ -283,11 +282,17 @@ impl Decoder {
     }
 
     fn step_columns(&mut self, columns: &StepColumns<'_>, out: &mut Output) -> Result<()> {
-        let has_payload = match columns.step_payload {
-            Some(h) => hex_into(h, "step_payload", &mut self.payload)?,
-            None => false,
-        };
+        let has_payload = self.decode_payload(columns)?;
         self.step_decoded(columns, has_payload, out)
+    }
+
+    /// Decodes a row's payload hex into `self.payload`; false when the row
+    /// has none.
+    fn decode_payload(&mut self, columns: &StepColumns<'_>) -> Result<bool> {
+        match columns.step_payload {
+            Some(h) => hex_into(h, "step_payload", &mut self.payload),
+            None => Ok(false),
+        }
     }
 
     /// The step whose payload is in `self.payload` (when `has_payload`).
@@ -334,20 +339,29 @@ impl Decoder {
         record: &Record<'_>,
         lines: &mut Vec<u8>,
     ) -> Result<Option<SpilledResult>> {
-        let mut sink = Output::to(Box::new(std::io::sink()));
-        self.enter(record.conversation(), &mut sink)?;
+        self.enter_original(record.conversation())?;
         match record {
             Record::Row { table, row, .. } if table == "steps" => {
                 let columns = StepColumns::of(row);
-                let has_payload = match columns.step_payload {
-                    Some(h) => hex_into(h, "step_payload", &mut self.payload)?,
-                    None => false,
-                };
+                let has_payload = self.decode_payload(&columns)?;
                 self.step_messages(&columns, has_payload, lines)
             }
             Record::File { .. } => Ok(None),
-            other => self.record(other, &mut sink).map(|()| None),
+            other => {
+                let mut sink = Output::to(Box::new(std::io::sink()));
+                self.record(other, &mut sink).map(|()| None)
+            }
         }
+    }
+
+    /// [`Decoder::enter`] for reading an original: what ending the
+    /// conversation before would write goes nowhere. (The check comes
+    /// first so a step of the open conversation costs no output buffer.)
+    fn enter_original(&mut self, id: &str) -> Result<()> {
+        if self.current.as_ref().is_some_and(|c| c.id == id) {
+            return Ok(());
+        }
+        self.enter(id, &mut Output::to(Box::new(std::io::sink())))
     }
 
     /// The `meta` record (without its newline) the open conversation
@@ -372,13 +386,7 @@ impl Decoder {
         if !has_payload {
             self.payload.clear();
         }
-        // A Step cut short (or unreadable past some byte) is decoded from
-        // its readable part, and its messages say they are damaged.
-        let mut damage = wire::damage(&self.payload).map(|d| format!("step_payload {d}"));
-        if damage.is_some() {
-            self.repaired = wire::repair(&self.payload).unwrap_or_default();
-            std::mem::swap(&mut self.payload, &mut self.repaired);
-        }
+        let damage = self.repair_payload(columns.step_type);
         let step = wire::Message::new(&self.payload);
         // The columns mirror Step fields 5 and 31; read a column only when
         // the payload lacks its field (a damaged payload, say).
@@ -405,42 +413,6 @@ impl Decoder {
             columns.step_type,
             columns.status,
         );
-        if damage.is_none() {
-            if let Some((number, payload)) = view.payload {
-                damage = wire::damage(payload.bytes())
-                    .map(|d| format!("step_payload field {number}: {d}"));
-                if damage.is_some() {
-                    // Whole Step, payload cut short inside: decode the Step
-                    // with the payload's readable part.
-                    let repaired = wire::repair(payload.bytes()).unwrap_or_default();
-                    let mut step_bytes = wire::Writer::with_capacity(self.payload.len());
-                    for (f, raw) in wire::field_spans(&self.payload).0 {
-                        match f.number == number {
-                            true => step_bytes.bytes(number, &repaired),
-                            false => step_bytes.raw(raw),
-                        };
-                    }
-                    self.repaired = step_bytes.into_bytes();
-                    let step = wire::Message::new(&self.repaired);
-                    let view = StepView::new(
-                        step,
-                        view.metadata,
-                        view.error,
-                        columns.step_type,
-                        columns.status,
-                    );
-                    let conv = self.current.as_mut().expect("a conversation is open");
-                    return Ok(finish_step(
-                        conv,
-                        &mut self.warnings,
-                        &view,
-                        columns.idx,
-                        damage,
-                        buf,
-                    ));
-                }
-            }
-        }
         let conv = self.current.as_mut().expect("a conversation is open");
         Ok(finish_step(
             conv,
@@ -450,6 +422,32 @@ impl Decoder {
             damage,
             buf,
         ))
+    }
+
+    /// Leaves a damaged Step in `self.payload` readable, and says what was
+    /// lost: a Step cut short (or unreadable past some byte) becomes its
+    /// readable part; a whole Step whose payload is damaged keeps the
+    /// payload's readable part in its place.
+    fn repair_payload(&mut self, type_column: Option<i64>) -> Option<String> {
+        let damage = match wire::damage(&self.payload) {
+            Some(damage) => {
+                self.repaired = wire::repair(&self.payload).unwrap_or_default();
+                format!("step_payload {damage}")
+            }
+            None => {
+                let step = wire::Message::new(&self.payload);
+                let type_tag = step
+                    .get_u64(field::step::TYPE)
+                    .or(type_column.map(|v| v as u64));
+                let (number, payload) = results::payload_of(step, type_tag)?;
+                let damage = wire::damage(payload.bytes())?;
+                let readable = wire::repair(payload.bytes()).unwrap_or_default();
+                self.repaired = wire::set_field(&self.payload, number, &[readable]);
+                format!("step_payload field {number}: {damage}")
+            }
+        };
+        std::mem::swap(&mut self.payload, &mut self.repaired);
+        Some(damage)
     }
 
     /// What could not be read since the last call, one line each.
