@@ -406,10 +406,11 @@ impl Conversation {
     }
 
     /// A bookkeeping step of the kind `step_type` names, its text blocks in
-    /// the payload fields they name (FORMAT.md 7). A kind without a known
-    /// payload (a step agy-decode did not understand) cannot be rebuilt and
-    /// is left out. The step goes at the message's `idx` when that is still
-    /// free, so a round trip keeps the numbering.
+    /// the payload fields they name (FORMAT.md 7). Any other kind comes
+    /// back only from `raw` ([`Conversation::raw_step`]); without it, it is
+    /// an error rather than a step left out. The step goes at the
+    /// message's `idx` when that is still free, so a round trip keeps the
+    /// numbering.
     fn system_message(
         &mut self,
         step_type: Option<&str>,
@@ -423,7 +424,9 @@ impl Conversation {
             .or_else(|| name.parse::<u64>().ok().filter(|n| n.to_string() == name))
             .ok_or_else(|| Error::data(format!("unknown step_type {name:?}")))?;
         let Some(bookkeeping) = system::by_kind(step_kind) else {
-            return Ok(());
+            return Err(Error::data(format!(
+                "system message of kind {name} carries no \"raw\" step, and its fields are not known here"
+            )));
         };
         let mut texts = Vec::with_capacity(content.len());
         for block in content {

@@ -328,6 +328,10 @@ fn bad_records_are_errors_naming_the_line() {
             "unknown step_type \"NO_SUCH_KIND\"",
         ),
         (
+            r#"{"conversation":"c","kind":"message","role":"system","step_type":"VIEW_FILE","content":[]}"#,
+            "system message of kind VIEW_FILE carries no \"raw\" step",
+        ),
+        (
             r#"{"conversation":"c","kind":"message","role":"system","step_type":"TASK_BOUNDARY","content":[{"type":"text","text":"x","field":"title"}]}"#,
             "TASK_BOUNDARY message: field \"title\" is not one of task_name, task_status, task_summary",
         ),
