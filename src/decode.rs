@@ -259,18 +259,33 @@ impl Decoder {
         if id != conversation || !self.decode_canonical_payload(&columns) {
             return Ok(None);
         }
-        let call_id = wire::Message::new(&self.payload)
-            .get_message(field::step::METADATA)
-            .and_then(|m| m.get_message(field::metadata::TOOL_CALL))
-            .and_then(|c| c.get_str(field::tool_call::ID))
-            .map(Cow::into_owned);
         self.enter_original(id)?;
-        let spill = self.step_messages(&columns, columns.step_payload.is_some(), lines)?;
-        Ok(Some(OriginalStepRow {
+        let has_payload = columns.step_payload.is_some();
+        self.original_step(&columns, has_payload, lines).map(Some)
+    }
+
+    /// What `agy-encode --onto` needs of an original step whose payload is
+    /// in `self.payload`: its messages in `lines`, its idx and call id.
+    fn original_step(
+        &mut self,
+        columns: &StepColumns<'_>,
+        has_payload: bool,
+        lines: &mut Vec<u8>,
+    ) -> Result<OriginalStepRow> {
+        let call_id = match has_payload {
+            true => wire::Message::new(&self.payload)
+                .get_message(field::step::METADATA)
+                .and_then(|m| m.get_message(field::metadata::TOOL_CALL))
+                .and_then(|c| c.get_str(field::tool_call::ID))
+                .map(Cow::into_owned),
+            false => None,
+        };
+        let spill = self.step_messages(columns, has_payload, lines)?;
+        Ok(OriginalStepRow {
             idx: columns.idx,
             call_id,
             spill,
-        }))
+        })
     }
 
     /// Decodes a canonical row's payload hex into `self.payload`; false
@@ -332,19 +347,19 @@ impl Decoder {
     /// tell what an edited stream changed: consumes one record of the
     /// original row stream, writing nothing but, for a `steps` row, the
     /// message lines it gives into `lines` (with `--all`, system messages
-    /// included). A spilled result's text is left empty there; the
-    /// returned [`SpilledResult`] says where it goes.
+    /// included), and what else the merge needs of it. A spilled result's
+    /// text is left empty there; its [`SpilledResult`] says where it goes.
     pub fn original_record(
         &mut self,
         record: &Record<'_>,
         lines: &mut Vec<u8>,
-    ) -> Result<Option<SpilledResult>> {
+    ) -> Result<Option<OriginalStepRow>> {
         self.enter_original(record.conversation())?;
         match record {
             Record::Row { table, row, .. } if table == "steps" => {
                 let columns = StepColumns::of(row);
                 let has_payload = self.decode_payload(&columns)?;
-                self.step_messages(&columns, has_payload, lines)
+                self.original_step(&columns, has_payload, lines).map(Some)
             }
             Record::File { .. } => Ok(None),
             other => {

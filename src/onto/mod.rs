@@ -39,15 +39,13 @@ mod steps;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 
-use crate::decode::{self, Decoder, SpilledResult};
+use crate::decode::{self, Decoder, OriginalStepRow, SpilledResult};
 use crate::encode::{self, Synth};
 use crate::error::{Error, Result};
 use crate::io::{Lines, Output};
 use crate::message::{Block, InputRecord, Role};
-use crate::record::{JsonCell, Record};
+use crate::record::Record;
 use crate::spool::Spool;
-use crate::steps::field;
-use crate::wire;
 
 /// What the merge needs to know besides the two streams.
 #[derive(Clone, Debug, Default)]
@@ -365,11 +363,7 @@ impl Merger {
             .original_step_line(id, &line, &mut lines)
             .map_err(|e| self.original_error(e))?;
         if let Some(row) = fast {
-            let idx = row
-                .idx
-                .ok_or_else(|| self.original_error(Error::data("steps row has no integer idx")))?;
-            self.set_step(idx, line, lines, row.spill, row.call_id);
-            return Ok(());
+            return self.set_step(line, lines, row);
         }
         let record = Record::parse(&line).map_err(|e| self.original_error(e))?;
         let is_step = Some(record.conversation()) == self.conv.as_ref().map(|c| c.id.as_str())
@@ -380,33 +374,25 @@ impl Merger {
             self.conv.as_mut().expect("open").steps_done = true;
             return Ok(());
         }
-        let Record::Row { row, .. } = &record else {
-            unreachable!("checked above")
-        };
-        let idx = row
-            .get("idx")
-            .and_then(JsonCell::as_i64)
-            .ok_or_else(|| self.original_error(Error::data("steps row has no integer idx")))?;
-        let call_id = step_call_id(row);
-        let spill = self
+        let row = self
             .decoder
             .original_record(&record, &mut lines)
-            .map_err(|e| self.original_error(e))?;
+            .map_err(|e| self.original_error(e))?
+            .expect("a steps row");
         drop(record);
-        self.set_step(idx, line, lines, spill, call_id);
-        Ok(())
+        self.set_step(line, lines, row)
     }
 
     /// Makes an original step, its row `line` and its message `lines`,
     /// the one being matched.
-    fn set_step(
-        &mut self,
-        idx: i64,
-        line: Vec<u8>,
-        lines: Vec<u8>,
-        spill: Option<SpilledResult>,
-        call_id: Option<String>,
-    ) {
+    fn set_step(&mut self, line: Vec<u8>, lines: Vec<u8>, row: OriginalStepRow) -> Result<()> {
+        let OriginalStepRow {
+            idx,
+            call_id,
+            spill,
+        } = row;
+        let idx =
+            idx.ok_or_else(|| self.original_error(Error::data("steps row has no integer idx")))?;
         let conv = self.conv.as_mut().expect("open");
         let mut expected = Vec::new();
         let mut at = 0;
@@ -429,6 +415,7 @@ impl Merger {
             edited: Vec::new(),
             call_id,
         });
+        Ok(())
     }
 
     fn message(&mut self, line: &[u8], out: &mut Output) -> Result<()> {
@@ -574,14 +561,4 @@ fn line_is_system(line: &[u8]) -> bool {
         }
         None => false,
     }
-}
-
-/// The id of the call a steps row executes (metadata 4.1).
-fn step_call_id(row: &crate::record::RowCells<'_>) -> Option<String> {
-    let payload = row.get("step_payload")?.blob_bytes().ok()??;
-    let step = wire::Message::new(&payload);
-    let call = step
-        .get_message(field::step::METADATA)?
-        .get_message(field::metadata::TOOL_CALL)?;
-    call.get_str(field::tool_call::ID).map(|id| id.into_owned())
 }
