@@ -37,6 +37,12 @@ impl Merge {
             .unwrap_or(0)
     }
 
+    /// Drops an original step; the steps after it move down.
+    fn delete(&mut self, idx: i64) {
+        self.map.push((idx, None));
+        self.delta -= 1;
+    }
+
     /// Writes a new message's steps where the merge stands.
     pub(super) fn new_message(&mut self, record: InputRecord, out: &mut Output) -> Result<()> {
         let at = self.next_idx;
@@ -70,8 +76,7 @@ impl Merge {
             if cur.hidden(self.all) && !call_removed {
                 return self.keep(cur, None, out);
             }
-            self.map.push((cur.idx, None));
-            self.delta -= 1;
+            self.delete(cur.idx);
             return Ok(());
         }
         if cur.edited.is_empty() {
@@ -82,10 +87,13 @@ impl Merge {
             Some(row) => self.keep(cur, Some(row), out),
             None => {
                 // Not an edit of this step's own kind: the step goes, and
-                // its messages are written as new steps in its place.
-                self.map.push((cur.idx, None));
-                self.delta -= 1;
-                for line in &cur.edited {
+                // its messages (the unchanged ones too) are written as new
+                // steps in its place.
+                self.delete(cur.idx);
+                let unchanged = (0..cur.expected.len())
+                    .filter(|&i| cur.matched[i])
+                    .map(|i| cur.expected_line(i));
+                for line in unchanged.chain(cur.edited.iter().map(Vec::as_slice)) {
                     let mut record = encode::parse_line(line)?;
                     record.idx = None;
                     // The steps that execute its calls repeat them.
