@@ -133,65 +133,67 @@ impl Merge {
         self.delta = new - cur.idx;
         self.next_idx = new + 1;
         self.map.push((cur.idx, Some(new)));
-        let mut line = edited.unwrap_or_else(|| cur.line.clone());
         let changed_call = cur
             .call_id
             .as_ref()
             .and_then(|id| self.changed_calls.get(id))
             .and_then(|c| c.clone());
+        let line = edited.as_deref().unwrap_or(&cur.line);
+        if new == cur.idx && changed_call.is_none() {
+            // The row as it was (or as edited): the common case, uncopied.
+            return write_line(out, line);
+        }
         let arg_edits = cur
             .call_id
             .as_ref()
             .and_then(|id| self.arg_edits.get(id))
             .cloned()
             .unwrap_or_default();
-        if new != cur.idx || changed_call.is_some() {
-            line = rewrite_step_row(
-                &line,
-                |step| {
-                    let mut step = step.to_vec();
-                    let mut changed = false;
-                    if let Some(call) = &changed_call {
-                        if let Some(s) = wire::edit_field(&step, field::step::METADATA, |m| {
-                            Some(wire::set_field(
-                                m,
-                                field::metadata::TOOL_CALL,
-                                std::slice::from_ref(call),
-                            ))
-                        }) {
-                            step = s;
-                            changed = true;
-                        }
-                        // A GENERIC carrier repeats the arguments as a map.
-                        if let Some(s) = wire::edit_field(&step, field::step::GENERIC, |generic| {
-                            let has_args = wire::Message::new(generic).has(field::generic::ARGS);
-                            has_args.then(|| {
-                                wire::set_field(generic, field::generic::ARGS, &generic_args(call))
-                            })
-                        }) {
-                            step = s;
-                            changed = true;
-                        }
+        let line = rewrite_step_row(
+            line,
+            |step| {
+                let mut step = step.to_vec();
+                let mut changed = false;
+                if let Some(call) = &changed_call {
+                    if let Some(s) = wire::edit_field(&step, field::step::METADATA, |m| {
+                        Some(wire::set_field(
+                            m,
+                            field::metadata::TOOL_CALL,
+                            std::slice::from_ref(call),
+                        ))
+                    }) {
+                        step = s;
+                        changed = true;
                     }
-                    // The executing step's own copies of edited arguments.
-                    let numbers = payload_fields();
-                    for (from, to) in &arg_edits {
-                        if let Some(s) = patch::replace_text_in(&step, &numbers, from, to) {
-                            step = s;
-                            changed = true;
-                        }
+                    // A GENERIC carrier repeats the arguments as a map.
+                    if let Some(s) = wire::edit_field(&step, field::step::GENERIC, |generic| {
+                        let has_args = wire::Message::new(generic).has(field::generic::ARGS);
+                        has_args.then(|| {
+                            wire::set_field(generic, field::generic::ARGS, &generic_args(call))
+                        })
+                    }) {
+                        step = s;
+                        changed = true;
                     }
-                    if new != cur.idx {
-                        if let Some(s) = patch::renumber_step(&step, cur.idx, new) {
-                            step = s;
-                            changed = true;
-                        }
+                }
+                // The executing step's own copies of edited arguments.
+                let numbers = payload_fields();
+                for (from, to) in &arg_edits {
+                    if let Some(s) = patch::replace_text_in(&step, &numbers, from, to) {
+                        step = s;
+                        changed = true;
                     }
-                    changed.then_some(step)
-                },
-                Some(new),
-            )?;
-        }
+                }
+                if new != cur.idx {
+                    if let Some(s) = patch::renumber_step(&step, cur.idx, new) {
+                        step = s;
+                        changed = true;
+                    }
+                }
+                changed.then_some(step)
+            },
+            Some(new),
+        )?;
         write_line(out, &line)
     }
 
