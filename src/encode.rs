@@ -1489,8 +1489,9 @@ fn timestamp_fields(t: &mut Writer, ts: Timestamp) {
     }
 }
 
-/// Appends `part` to `text`, a blank line between parts.
-fn join(text: &mut String, part: &str) {
+/// Appends `part` to `text`, a blank line between parts: how text blocks
+/// become one field (agy-encode --onto compares texts joined the same way).
+pub(crate) fn join(text: &mut String, part: &str) {
     if part.is_empty() {
         return;
     }

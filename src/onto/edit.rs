@@ -3,7 +3,7 @@
 
 use super::rows::{row_with_step, step_bytes_of};
 use super::{patch, Merge, OriginalStep};
-use crate::encode;
+use crate::encode::{self, join};
 use crate::error::{Error, Result};
 use crate::message::{Block, InputRecord, ResultContent, Role, ToolInput};
 use crate::steps::field;
@@ -48,11 +48,10 @@ impl Merge {
         if old.role != new.role {
             return Ok(None);
         }
-        let mut step = step_bytes_of(&cur.line)?;
+        let original = step_bytes_of(&cur.line)?;
+        let mut step = original.clone();
         let old_blocks = old.content.as_deref().unwrap_or_default();
         let new_blocks = new.content.as_deref().unwrap_or_default();
-        let mut status: Option<u64> = None;
-        let mut error: Option<Option<Vec<u8>>> = None;
         // Record-level fields a patch does not rewrite: an edit there is
         // written anew.
         if old.timestamp != new.timestamp
@@ -107,10 +106,6 @@ impl Merge {
                     };
                     self.note_edit(cur.idx, o, n);
                     step = s;
-                    if let Some(details) = wire::Message::new(&step).get_bytes(field::step::ERROR) {
-                        error = Some(Some(details.to_vec()));
-                    }
-                    let _ = &mut status;
                 }
             }
             Some(Role::User) => {
@@ -137,18 +132,14 @@ impl Merge {
             }
             _ => {
                 // A system message: each field's text where it was.
+                let step_type = wire::Message::new(&step).get_u64(field::step::TYPE);
+                let Some(number) = crate::steps::payload_field(step_type.unwrap_or(0)) else {
+                    return Ok(None);
+                };
                 for (o, n) in field_texts(old_blocks, new_blocks)? {
                     if o.is_empty() {
                         return Ok(None);
                     }
-                    let payload_field = crate::steps::payload_field(
-                        wire::Message::new(&step)
-                            .get_u64(field::step::TYPE)
-                            .unwrap_or(0),
-                    );
-                    let Some(number) = payload_field else {
-                        return Ok(None);
-                    };
                     match patch::replace_text_in(&step, &[number], &o, &n) {
                         Some(s) => step = s,
                         None => return Ok(None),
@@ -157,8 +148,7 @@ impl Merge {
                 }
             }
         }
-        let _ = status;
-        Ok(Some(row_with_step(&cur.line, &step, error)?))
+        Ok(Some(row_with_step(&cur.line, &original, &step, None)?))
     }
 
     /// A planner step with its reply text, thinking and calls as edited.
@@ -390,16 +380,7 @@ impl Merge {
     }
 }
 
-pub(super) fn join(text: &mut String, part: &str) {
-    if part.is_empty() {
-        return;
-    }
-    if !text.is_empty() {
-        text.push_str("\n\n");
-    }
-    text.push_str(part);
-}
-
+/// The message's text blocks as one text, as agy-encode joins them.
 pub(super) fn joined_text(blocks: &[Block<'_>]) -> String {
     let mut text = String::new();
     for b in blocks {

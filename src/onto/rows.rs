@@ -398,58 +398,49 @@ pub(super) fn step_bytes_of(line: &[u8]) -> Result<Vec<u8>> {
         .unwrap_or_default())
 }
 
-/// A steps row with a new Step blob, its mirror columns (metadata, status,
-/// error_details) following it where they mirrored the old one.
+/// A steps row with its Step blob `old` replaced by `step` and its idx by
+/// `idx`; the columns that mirror Step fields (metadata 5, error_details
+/// 31) follow the Step where those fields changed.
 pub(super) fn row_with_step(
     line: &[u8],
+    old: &[u8],
     step: &[u8],
-    error: Option<Option<Vec<u8>>>,
+    idx: Option<i64>,
 ) -> Result<Vec<u8>> {
-    let old = step_bytes_of(line)?;
-    if old == step {
+    if old == step && idx.is_none() {
         return Ok(line.to_vec());
     }
-    let old_message = wire::Message::new(&old);
-    let new_message = wire::Message::new(step);
-    let mut edits = vec![("step_payload", CellEdit::Blob(step.to_vec()))];
-    let old_meta = old_message.get_bytes(field::step::METADATA);
-    let new_meta = new_message.get_bytes(field::step::METADATA);
-    if old_meta != new_meta {
-        if let Some(meta) = new_meta {
-            edits.push(("metadata", CellEdit::Blob(meta.to_vec())));
+    let mut edits = Vec::new();
+    if old != step {
+        edits.push(("step_payload", CellEdit::Blob(step.to_vec())));
+        let (was, now) = (wire::Message::new(old), wire::Message::new(step));
+        for (column, number) in [
+            ("metadata", field::step::METADATA),
+            ("error_details", field::step::ERROR),
+        ] {
+            let value = now.get_bytes(number);
+            if was.get_bytes(number) != value {
+                edits.push((
+                    column,
+                    value.map_or(CellEdit::Null, |b| CellEdit::Blob(b.to_vec())),
+                ));
+            }
         }
     }
-    match error {
-        Some(Some(details)) => edits.push(("error_details", CellEdit::Blob(details))),
-        Some(None) => edits.push(("error_details", CellEdit::Null)),
-        None => {}
+    if let Some(idx) = idx {
+        edits.push(("idx", CellEdit::Integer(idx)));
     }
     edit_row(line, &edits)
 }
 
-/// A steps row whose Step `edit` changes (its metadata column following),
-/// with its idx set to `idx`.
+/// A steps row whose Step `edit` changes (`None`: as it was), with its idx
+/// set to `idx`.
 pub(super) fn rewrite_step_row(
     line: &[u8],
     edit: impl FnOnce(&[u8]) -> Option<Vec<u8>>,
     idx: Option<i64>,
 ) -> Result<Vec<u8>> {
     let old = step_bytes_of(line)?;
-    let mut edits = Vec::new();
-    if let Some(step) = edit(&old) {
-        let old_meta = wire::Message::new(&old).get_bytes(field::step::METADATA);
-        let new_meta = wire::Message::new(&step)
-            .get_bytes(field::step::METADATA)
-            .map(<[u8]>::to_vec);
-        if old_meta.map(<[u8]>::to_vec) != new_meta {
-            if let Some(meta) = new_meta {
-                edits.push(("metadata", CellEdit::Blob(meta)));
-            }
-        }
-        edits.push(("step_payload", CellEdit::Blob(step)));
-    }
-    if let Some(idx) = idx {
-        edits.push(("idx", CellEdit::Integer(idx)));
-    }
-    edit_row(line, &edits)
+    let step = edit(&old);
+    row_with_step(line, &old, step.as_deref().unwrap_or(&old), idx)
 }
