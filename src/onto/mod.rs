@@ -46,6 +46,7 @@ use crate::io::{Lines, Output};
 use crate::message::{Block, InputRecord, Role};
 use crate::record::Record;
 use crate::spool::Spool;
+use rows::write_line;
 
 /// What the merge needs to know besides the two streams.
 #[derive(Clone, Debug, Default)]
@@ -183,9 +184,9 @@ fn is_json_str_body(text: &[u8]) -> bool {
     serde_json::from_slice::<serde::de::IgnoredAny>(&quoted).is_ok()
 }
 
-/// The conversation id and kind of a message-stream line in the shape
-/// agy-decode writes (`{"conversation":"…","kind":"…"`), else `None`.
-fn line_head(line: &[u8]) -> Option<(&str, &[u8])> {
+/// The conversation id and kind of a line in the shape agy-decode and
+/// agy-dump write (`{"conversation":"…","kind":"…"`), else `None`.
+pub(super) fn line_head(line: &[u8]) -> Option<(&str, &[u8])> {
     let rest = line.strip_prefix(b"{\"conversation\":\"")?;
     let end = memchr::memchr(b'"', rest)?;
     let id = &rest[..end];
@@ -303,6 +304,14 @@ impl Merger {
         };
         let mut found = false;
         while let Some(line) = self.next_original()? {
+            // Another conversation's line is told by its head, unparsed.
+            if line_head(&line).is_some_and(|(other, _)| other != id) {
+                if found {
+                    self.peeked = Some(line);
+                    break;
+                }
+                continue;
+            }
             let record = Record::parse(&line).map_err(|e| self.original_error(e))?;
             if record.conversation() != id {
                 if found {
@@ -313,11 +322,7 @@ impl Merger {
             }
             found = true;
             match &record {
-                Record::Db { .. } | Record::Schema { .. } => {
-                    out.buf().extend_from_slice(&line);
-                    out.buf().push(b'\n');
-                    out.end_record()?;
-                }
+                Record::Db { .. } | Record::Schema { .. } => write_line(out, &line)?,
                 Record::Row { table, .. } if table != "steps" => {
                     let mut sink = Vec::new();
                     self.decoder

@@ -21,9 +21,7 @@ impl Merger {
             line.clear();
             conv.held.read_range(range, &mut line)?;
             if identity {
-                out.buf().extend_from_slice(&line);
-                out.buf().push(b'\n');
-                out.end_record()?;
+                write_line(out, &line)?;
                 continue;
             }
             let record = Record::parse(&line).map_err(|e| self.original_error(e))?;
@@ -32,12 +30,7 @@ impl Merger {
             };
             match &**table {
                 "gen_metadata" => {
-                    let data = row
-                        .get("data")
-                        .map(|c| c.blob_bytes())
-                        .transpose()?
-                        .flatten();
-                    let Some(data) = data else {
+                    let Some(data) = data_blob(row)? else {
                         write_line(out, &line)?;
                         continue;
                     };
@@ -64,12 +57,7 @@ impl Merger {
                     write_line(out, &edit_row(&line, &edits)?)?;
                 }
                 "parent_references" => {
-                    let data = row
-                        .get("data")
-                        .map(|c| c.blob_bytes())
-                        .transpose()?
-                        .flatten()
-                        .unwrap_or_default();
+                    let data = data_blob(row)?.unwrap_or_default();
                     let reference = wire::Message::new(&data);
                     let own = reference
                         .get_str(field::reference::CONVERSATION_ID)
@@ -102,6 +90,18 @@ impl Merger {
         // that the next part continues.
         let mut transcript: Option<(String, Vec<u8>)> = None;
         while let Some(line) = self.next_original()? {
+            match super::line_head(&line) {
+                Some((id, _)) if id != conv.id => {
+                    self.peeked = Some(line);
+                    break;
+                }
+                // Nothing to change in any file: copied unparsed.
+                Some((_, b"file")) if identity && conv.spill_texts.is_empty() => {
+                    write_line(out, &line)?;
+                    continue;
+                }
+                _ => {}
+            }
             let record = Record::parse(&line).map_err(|e| self.original_error(e))?;
             if record.conversation() != conv.id {
                 self.peeked = Some(line);
@@ -355,6 +355,15 @@ pub(super) fn generic_args(call: &[u8]) -> Vec<Vec<u8>> {
             entry.into_bytes()
         })
         .collect()
+}
+
+/// The `data` blob of a held row (gen_metadata, parent_references).
+fn data_blob(row: &crate::record::RowCells<'_>) -> Result<Option<Vec<u8>>> {
+    Ok(row
+        .get("data")
+        .map(|c| c.blob_bytes())
+        .transpose()?
+        .flatten())
 }
 
 /// A new value for one cell of a row.
