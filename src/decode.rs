@@ -482,7 +482,7 @@ fn finish_step(
 ) -> Option<SpilledResult> {
     let start = buf.len();
     conv.damaged = damage.is_some();
-    let mut spilled = conv.step(view, idx, buf);
+    let spilled = conv.step(view, idx, buf);
     conv.damaged = false;
     if let Some(damage) = damage {
         let step = idx.map_or_else(|| "?".to_string(), |i| i.to_string());
@@ -495,41 +495,8 @@ fn finish_step(
             "conversation {}: step {step}: {damage}; {shown}",
             conv.id
         ));
-        mark_damaged(buf, start, spilled.as_mut());
     }
     spilled
-}
-
-/// Marks each message line from `start` on `"damaged":true` (before its
-/// content, the record's last key), moving a spilled result's hole with
-/// its message.
-fn mark_damaged(buf: &mut Vec<u8>, start: usize, spilled: Option<&mut SpilledResult>) {
-    const CONTENT: &[u8] = b",\"content\":[";
-    const MARK: &[u8] = b",\"damaged\":true";
-    let mut out = Vec::with_capacity(buf.len() - start + 32);
-    let mut last_shift = 0;
-    for line in buf[start..].split_inclusive(|&b| b == b'\n') {
-        // Quotes inside strings are escaped, and the blocks come after
-        // the message's own content key, so the first match is it.
-        match memchr::memmem::find(line, CONTENT) {
-            Some(at) => {
-                out.extend_from_slice(&line[..at]);
-                out.extend_from_slice(MARK);
-                out.extend_from_slice(&line[at..]);
-                last_shift = MARK.len();
-            }
-            None => {
-                out.extend_from_slice(line);
-                last_shift = 0;
-            }
-        }
-    }
-    buf.truncate(start);
-    buf.extend_from_slice(&out);
-    // The spilled result is the step's last message.
-    if let Some(spilled) = spilled {
-        spilled.at += last_shift;
-    }
 }
 
 impl Waiting {
@@ -760,7 +727,7 @@ impl Conversation {
         let message = Message {
             step_type: Some(step_type_name(step_kind)),
             raw,
-            ..new_message(&self.id, Role::System, idx, timestamp, content)
+            ..self.new_message(Role::System, idx, timestamp, content)
         };
         write_json(out, &message);
     }
@@ -837,7 +804,7 @@ impl Conversation {
         }
         let message = Message {
             implicit: view.metadata.get_u64(field::metadata::SOURCE) == Some(source::USER_IMPLICIT),
-            ..new_message(&self.id, Role::User, idx, timestamp, content)
+            ..self.new_message(Role::User, idx, timestamp, content)
         };
         write_json(out, &message);
     }
@@ -917,7 +884,7 @@ impl Conversation {
             model: model.map(Cow::Owned),
             stop_reason,
             usage,
-            ..new_message(&self.id, Role::Assistant, idx, timestamp, content)
+            ..self.new_message(Role::Assistant, idx, timestamp, content)
         };
         write_json(out, &message);
     }
@@ -1004,7 +971,7 @@ impl Conversation {
             };
             write_json(
                 out,
-                &new_message(&self.id, Role::User, idx, timestamp, vec![block]),
+                &self.new_message(Role::User, idx, timestamp, vec![block]),
             );
             return None;
         };
@@ -1019,7 +986,7 @@ impl Conversation {
         let start = out.len();
         write_json(
             out,
-            &new_message(&self.id, Role::User, idx, timestamp, vec![block]),
+            &self.new_message(Role::User, idx, timestamp, vec![block]),
         );
         // Every other "content" key is followed by `[`, and quotes inside
         // strings are escaped, so this finds the result's.
@@ -1205,27 +1172,31 @@ pub fn title_from_text(text: &str) -> String {
     text.trim().chars().take(TITLE_CHARS).collect()
 }
 
-/// A message with only what every message has.
-fn new_message<'a>(
-    conversation: &'a str,
-    role: Role,
-    idx: Option<i64>,
-    timestamp: Option<String>,
-    content: Vec<Block<'a>>,
-) -> Message<'a> {
-    Message {
-        conversation,
-        kind: "message",
-        role,
-        step_type: None,
-        idx,
-        raw: None,
-        implicit: false,
-        timestamp,
-        model: None,
-        stop_reason: None,
-        usage: None,
-        content,
+impl Conversation {
+    /// A message with only what every message has, marked when the step
+    /// being decoded is damaged.
+    fn new_message<'a>(
+        &'a self,
+        role: Role,
+        idx: Option<i64>,
+        timestamp: Option<String>,
+        content: Vec<Block<'a>>,
+    ) -> Message<'a> {
+        Message {
+            conversation: &self.id,
+            kind: "message",
+            role,
+            step_type: None,
+            idx,
+            raw: None,
+            damaged: self.damaged,
+            implicit: false,
+            timestamp,
+            model: None,
+            stop_reason: None,
+            usage: None,
+            content,
+        }
     }
 }
 

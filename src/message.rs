@@ -617,6 +617,10 @@ pub struct Message<'a> {
     /// Step as hex, so agy-encode can write it back as it was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raw: Option<Cow<'a, str>>,
+    /// The step's blob could not be read whole; the message holds its
+    /// readable part (`agy-decode` says on stderr what was lost).
+    #[serde(skip_serializing_if = "is_false")]
+    pub damaged: bool,
     pub content: Vec<Block<'a>>,
 }
 
@@ -662,6 +666,9 @@ impl Message<'_> {
         if let Some(raw) = &self.raw {
             out.extend_from_slice(b",\"raw\":");
             json::write_str(out, raw);
+        }
+        if self.damaged {
+            out.extend_from_slice(b",\"damaged\":true");
         }
         out.extend_from_slice(b",\"content\":[");
         for (i, block) in self.content.iter().enumerate() {
@@ -1032,6 +1039,7 @@ mod tests {
                 cache_read_input_tokens: None,
             }),
             raw: Some("0801".into()),
+            damaged: true,
             content: blocks,
         };
         let bare = Message {
@@ -1046,6 +1054,7 @@ mod tests {
             stop_reason: None,
             usage: None,
             raw: None,
+            damaged: false,
             content: Vec::new(),
         };
         for message in [full, bare] {

@@ -212,6 +212,7 @@ fn records(entries: &[Entry], name: &str, report: &mut Report) -> Result<Vec<Vec
             stop_reason: item.stop_reason,
             usage: item.usage,
             raw: None,
+            damaged: false,
             content: item.content,
         }
         .write_json(&mut line);
