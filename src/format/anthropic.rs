@@ -28,17 +28,9 @@ pub fn write(
         thinking: options.thinking,
         keep_system: true,
     };
-    let mut sequenced = turns::sequence(&conv.messages, rules, report);
-    if sequenced.turns.is_empty() {
-        crate::cli::warn(
-            "agy-decode",
-            format_args!(
-                "conversation {} has no user or assistant content; no request written",
-                conv.id
-            ),
-        );
+    let Some(mut sequenced) = turns::sequence_conversation(conv, rules, report, "request") else {
         return Ok(());
-    }
+    };
     trim_last_assistant(&mut sequenced.turns, report);
     let messages: Vec<Value> = sequenced
         .turns

@@ -102,17 +102,9 @@ pub fn write(
         thinking: options.thinking,
         keep_system: false,
     };
-    let mut sequenced = turns::sequence(&conv.messages, rules, report);
-    if sequenced.turns.is_empty() {
-        crate::cli::warn(
-            "agy-decode",
-            format_args!(
-                "conversation {} has no user or assistant content; no session written",
-                conv.id
-            ),
-        );
+    let Some(mut sequenced) = turns::sequence_conversation(conv, rules, report, "session") else {
         return Ok(());
-    }
+    };
     if sequenced.turns.last().is_some_and(|t| t.role == Role::User) {
         // Claude Code takes a session that ends with the user for an
         // interrupted turn and answers it with texts of its own.

@@ -26,7 +26,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::{Msg, Report, Thinking};
+use super::{Conversation, Msg, Report, Thinking};
 use crate::message::{self, Block, ImageSource, ResultContent, Role, ToolInput, Usage};
 
 /// The text of the error result a call with no result gets.
@@ -127,6 +127,28 @@ struct Sequencer<'r> {
     /// (id in the stream, id written).
     pending: Vec<(String, String)>,
     ids_used: HashSet<String>,
+}
+
+/// A conversation's turns for `agy-decode --format`, or `None`, said on
+/// stderr, when none are left (`what` names what is then not written).
+pub fn sequence_conversation(
+    conv: &Conversation,
+    rules: Rules,
+    report: &mut Report,
+    what: &str,
+) -> Option<Sequenced> {
+    let sequenced = sequence(&conv.messages, rules, report);
+    if sequenced.turns.is_empty() {
+        crate::cli::warn(
+            "agy-decode",
+            format_args!(
+                "conversation {} has no user or assistant content; no {what} written",
+                conv.id
+            ),
+        );
+        return None;
+    }
+    Some(sequenced)
 }
 
 /// Puts `messages` in the order and shape of API turns, counting every
