@@ -552,6 +552,26 @@ fn run_claude(claude: &Path, home: &Path, cwd: &Path, api: &FakeApi, args: &[&st
     result
 }
 
+/// `agy-decode` arguments that write sessions under `projects` (as
+/// `~/.claude/projects`) for the project `work`, then `more`.
+fn session_args<'a>(projects: &'a Path, work: &'a Path, more: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "--format",
+        "claude-code",
+        "--out-dir",
+        projects.to_str().unwrap(),
+        "--cwd",
+        work.to_str().unwrap(),
+    ];
+    args.extend_from_slice(more);
+    args
+}
+
+/// The directory name Claude Code keeps `work`'s sessions under.
+fn slug_of(work: &Path) -> String {
+    project_slug(&std::fs::canonicalize(work).unwrap().to_string_lossy())
+}
+
 /// Resumes each session (in parallel, a few at a time) and returns the
 /// last request Claude Code sent for it.
 fn resume_all(
@@ -647,23 +667,15 @@ fn claude_code_resumes_every_converted_conversation() {
         let plain = json_lines(&run_ok("agy-decode", &[], &rows));
         // --thinking text for the last store, so thinking as text resumes too.
         let thinking = i == 2;
-        let mut args = vec![
-            "--format",
-            "claude-code",
-            "--out-dir",
-            projects.to_str().unwrap(),
-        ];
-        args.extend(["--cwd", work.to_str().unwrap()]);
-        if thinking {
-            args.extend(["--thinking", "text"]);
-        }
+        let more: &[&str] = if thinking {
+            &["--thinking", "text"]
+        } else {
+            &[]
+        };
+        let args = session_args(&projects, &work, more);
         let written = String::from_utf8(run_ok("agy-decode", &args, &rows)).unwrap();
         for (id, holds) in holds_of_stream(&plain, thinking) {
-            let path = projects
-                .join(project_slug(
-                    &std::fs::canonicalize(&work).unwrap().to_string_lossy(),
-                ))
-                .join(format!("{id}.jsonl"));
+            let path = projects.join(slug_of(&work)).join(format!("{id}.jsonl"));
             assert!(
                 written.lines().any(|l| Path::new(l) == path),
                 "{path:?} not in {written}"
@@ -684,18 +696,7 @@ fn claude_code_resumes_every_converted_conversation() {
     // A session is never clobbered: its file may hold turns Claude Code
     // added since it was converted.
     let rows = rows(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample"));
-    let again = run(
-        "agy-decode",
-        &[
-            "--format",
-            "claude-code",
-            "--out-dir",
-            projects.to_str().unwrap(),
-            "--cwd",
-            work.to_str().unwrap(),
-        ],
-        &rows,
-    );
+    let again = run("agy-decode", &session_args(&projects, &work, &[]), &rows);
     assert_eq!(again.status.code(), Some(1));
     assert!(support::stderr(&again).contains("exists (--force replaces it)"));
 }
@@ -727,36 +728,23 @@ fn claude_code_sessions_go_to_agy_and_come_back() {
     std::fs::create_dir_all(&work).unwrap();
     let api = FakeApi::start();
     let allow = ["--allowedTools", "Bash"];
+    let claude_here = |args: &[&str]| run_claude(&claude, &home, &work, &api, args);
     let session = |result: Value| result["session_id"].as_str().unwrap().to_string();
-    let plain = session(run_claude(
-        &claude,
-        &home,
-        &work,
-        &api,
-        &["-p", "Say hello, plainly."],
-    ));
-    let bash = session(run_claude(
-        &claude,
-        &home,
-        &work,
-        &api,
-        &["-p", "RUN: echo agy-round-trip", allow[0], allow[1]],
-    ));
-    run_claude(
-        &claude,
-        &home,
-        &work,
-        &api,
-        &["-p", "And a second question.", "--resume", &bash],
-    );
-    let parallel = session(run_claude(
-        &claude,
-        &home,
-        &work,
-        &api,
-        &["-p", "PAR: echo one ;; echo two", allow[0], allow[1]],
-    ));
-    let slug = project_slug(&std::fs::canonicalize(&work).unwrap().to_string_lossy());
+    let plain = session(claude_here(&["-p", "Say hello, plainly."]));
+    let bash = session(claude_here(&[
+        "-p",
+        "RUN: echo agy-round-trip",
+        allow[0],
+        allow[1],
+    ]));
+    claude_here(&["-p", "And a second question.", "--resume", &bash]);
+    let parallel = session(claude_here(&[
+        "-p",
+        "PAR: echo one ;; echo two",
+        allow[0],
+        allow[1],
+    ]));
+    let slug = slug_of(&work);
     let back_home = scratch.join("home-back");
     let back_projects = back_home.join(".claude/projects");
     let mut sessions = Vec::new();
@@ -789,18 +777,8 @@ fn claude_code_sessions_go_to_agy_and_come_back() {
             want.texts
         );
         // ... and back to Claude Code, which resumes it.
-        let written = run_ok(
-            "agy-decode",
-            &[
-                "--format",
-                "claude-code",
-                "--out-dir",
-                back_projects.to_str().unwrap(),
-                "--cwd",
-                work.to_str().unwrap(),
-            ],
-            &rows,
-        );
+        let args = session_args(&back_projects, &work, &[]);
+        let written = run_ok("agy-decode", &args, &rows);
         let path = PathBuf::from(String::from_utf8(written).unwrap().trim());
         sessions.push(id.clone());
         wants.insert(id.clone(), (assistant_lines(&path), want));

@@ -17,9 +17,11 @@ use crate::error::Result;
 use crate::io::Output;
 use crate::message::Role;
 
-/// Writes `conv` as one line to `out`.
+/// Writes `conv` as one line to `out`. The turns are written one by one,
+/// each dropped once written, so the conversation is not held a second
+/// time as one JSON value before it is serialized.
 pub fn write(
-    conv: &Conversation,
+    conv: &mut Conversation,
     options: &Options,
     report: &mut Report,
     out: &mut Output,
@@ -28,36 +30,19 @@ pub fn write(
         thinking: options.thinking,
         keep_system: true,
     };
-    let mut sequenced = turns::sequence(&conv.messages, rules, report);
-    if sequenced.turns.is_empty() {
-        crate::cli::warn(
-            "agy-decode",
-            format_args!(
-                "conversation {} has no user or assistant content; no request written",
-                conv.id
-            ),
-        );
+    let Some(mut sequenced) = turns::sequence_conversation(conv, rules, report, "request") else {
         return Ok(());
-    }
+    };
     trim_last_assistant(&mut sequenced.turns, report);
-    let messages: Vec<Value> = sequenced
-        .turns
-        .iter()
-        .map(|turn| {
-            let role = match turn.role {
-                Role::Assistant => "assistant",
-                _ => "user",
-            };
-            object([
-                ("role", role.into()),
-                ("content", Value::Array(turn.content().cloned().collect())),
-            ])
-        })
-        .collect();
-    let mut request = serde_json::Map::new();
-    request.insert("conversation".into(), conv.id.clone().into());
+    let buf = out.buf();
+    let json = |buf: &mut Vec<u8>, value: &Value| {
+        serde_json::to_writer(buf, value).expect("serializing to a Vec cannot fail");
+    };
+    buf.extend_from_slice(b"{\"conversation\":");
+    json(buf, &conv.id.as_str().into());
     if !sequenced.system.is_empty() {
-        request.insert("system".into(), sequenced.system.join("\n\n").into());
+        buf.extend_from_slice(b",\"system\":");
+        json(buf, &sequenced.system.join("\n\n").into());
     }
     if !sequenced.tool_names.is_empty() {
         let tools = sequenced
@@ -70,13 +55,22 @@ pub fn write(
                 ])
             })
             .collect();
-        request.insert("tools".into(), Value::Array(tools));
+        buf.extend_from_slice(b",\"tools\":");
+        json(buf, &Value::Array(tools));
     }
-    request.insert("messages".into(), Value::Array(messages));
-    let buf = out.buf();
-    serde_json::to_writer(&mut *buf, &Value::Object(request))
-        .expect("serializing to a Vec cannot fail");
-    buf.push(b'\n');
+    buf.extend_from_slice(b",\"messages\":[");
+    for (i, turn) in sequenced.turns.into_iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        let role = match turn.role {
+            Role::Assistant => "assistant",
+            _ => "user",
+        };
+        let content = Value::Array(turn.into_content());
+        json(buf, &object([("role", role.into()), ("content", content)]));
+    }
+    buf.extend_from_slice(b"]}\n");
     Ok(())
 }
 

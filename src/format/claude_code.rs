@@ -93,7 +93,7 @@ pub fn session_id(conversation: &str) -> String {
 /// Writes `conv` as a session: to `out`, or with `--out-dir` to its file
 /// (whose path then goes to `out`).
 pub fn write(
-    conv: &Conversation,
+    conv: &mut Conversation,
     options: &Options,
     report: &mut Report,
     out: &mut Output,
@@ -102,17 +102,9 @@ pub fn write(
         thinking: options.thinking,
         keep_system: false,
     };
-    let mut sequenced = turns::sequence(&conv.messages, rules, report);
-    if sequenced.turns.is_empty() {
-        crate::cli::warn(
-            "agy-decode",
-            format_args!(
-                "conversation {} has no user or assistant content; no session written",
-                conv.id
-            ),
-        );
+    let Some(mut sequenced) = turns::sequence_conversation(conv, rules, report, "session") else {
         return Ok(());
-    }
+    };
     if sequenced.turns.last().is_some_and(|t| t.role == Role::User) {
         // Claude Code takes a session that ends with the user for an
         // interrupted turn and answers it with texts of its own.
@@ -123,12 +115,12 @@ pub fn write(
     }
     let session = session_id(&conv.id);
     let cwd = project_dir(conv, options)?;
-    let mut lines = Vec::new();
-    write_lines(conv, &session, &cwd, &sequenced.turns, &mut lines);
     let Some(root) = &options.out_dir else {
-        out.buf().extend_from_slice(&lines);
+        write_lines(conv, &session, &cwd, sequenced.turns, out.buf());
         return Ok(());
     };
+    let mut lines = Vec::new();
+    write_lines(conv, &session, &cwd, sequenced.turns, &mut lines);
     let dir = root.join(project_slug(&cwd));
     let path = dir.join(format!("{session}.jsonl"));
     write_file(&dir, &path, &lines, options.force)?;
@@ -164,11 +156,12 @@ fn project_dir(conv: &Conversation, options: &Options) -> Result<String> {
     })
 }
 
+/// Writes the session's lines to `out`, dropping each turn once written.
 fn write_lines(
     conv: &Conversation,
     session: &str,
     cwd: &str,
-    turns: &[turns::Turn],
+    turns: Vec<turns::Turn>,
     out: &mut Vec<u8>,
 ) {
     let mut clock = conv
@@ -184,15 +177,16 @@ fn write_lines(
         .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".to_string());
     let default_model = conv.meta.model.as_deref().unwrap_or("agy");
     let mut parent = Value::Null;
-    for (i, turn) in turns.iter().enumerate() {
+    for (i, mut turn) in turns.into_iter().enumerate() {
         if let Some(t) = turn.timestamp.as_deref().and_then(millis) {
             clock = t;
         }
         let uuid = Uuid::new_v5(&NAMESPACE, format!("{session}/line/{i}").as_bytes()).to_string();
-        let content = Value::Array(turn.content().cloned().collect());
-        let message = match turn.role {
+        let (role, implicit) = (turn.role, turn.implicit);
+        let message = match role {
             Role::Assistant => {
-                let usage = turn.usage.clone().unwrap_or_default();
+                let usage = turn.usage.take().unwrap_or_default();
+                let model: Value = turn.model.as_deref().unwrap_or(default_model).into();
                 let stop = if turn.has_calls() {
                     "tool_use"
                 } else if turn.stop_reason.as_deref() == Some("max_tokens") {
@@ -205,11 +199,8 @@ fn write_lines(
                     ("id", format!("msg_{}", id.simple()).into()),
                     ("type", "message".into()),
                     ("role", "assistant".into()),
-                    (
-                        "model",
-                        turn.model.as_deref().unwrap_or(default_model).into(),
-                    ),
-                    ("content", content),
+                    ("model", model),
+                    ("content", Value::Array(turn.into_content())),
                     ("stop_reason", stop.into()),
                     ("stop_sequence", Value::Null),
                     (
@@ -229,7 +220,10 @@ fn write_lines(
                     ),
                 ])
             }
-            _ => object([("role", "user".into()), ("content", content)]),
+            _ => object([
+                ("role", "user".into()),
+                ("content", Value::Array(turn.into_content())),
+            ]),
         };
         let mut line = serde_json::Map::new();
         line.insert("parentUuid".into(), parent);
@@ -240,14 +234,14 @@ fn write_lines(
         if let Some(branch) = &conv.meta.git_branch {
             line.insert("gitBranch".into(), branch.as_str().into());
         }
-        let kind = if turn.role == Role::Assistant {
+        let kind = if role == Role::Assistant {
             "assistant"
         } else {
             "user"
         };
         line.insert("type".into(), kind.into());
         line.insert("message".into(), message);
-        if turn.role == Role::User && turn.implicit {
+        if role == Role::User && implicit {
             line.insert("isMeta".into(), true.into());
         }
         line.insert("uuid".into(), uuid.as_str().into());

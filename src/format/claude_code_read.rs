@@ -34,7 +34,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::Report;
+use super::{Msg, Report};
 use crate::encode::{self, Encoder};
 use crate::error::{Error, Result};
 use crate::io::{Lines, Output};
@@ -150,8 +150,8 @@ fn records(entries: &[Entry], name: &str, report: &mut Report) -> Result<Vec<Vec
         })
         .unwrap_or_else(|| "claude-code".to_string());
     let included = branch(entries, leaf, name);
-    let mut items: Vec<Item> = Vec::new();
-    // message.id → the item of that assistant message.
+    let mut messages: Vec<Msg> = Vec::new();
+    // message.id → the index of that assistant message.
     let mut by_id: HashMap<&str, usize> = HashMap::new();
     for (i, entry) in entries.iter().enumerate() {
         if !included.contains(&i) {
@@ -163,26 +163,28 @@ fn records(entries: &[Entry], name: &str, report: &mut Report) -> Result<Vec<Vec
             continue;
         }
         match entry.kind() {
-            "user" => items.push(Item::user(entry, report)),
-            "assistant" if entry.flag("isApiErrorMessage") => items.push(Item::api_error(entry)),
+            "user" => messages.push(user_message(entry, report)),
+            "assistant" if entry.flag("isApiErrorMessage") => {
+                messages.push(api_error_message(entry))
+            }
             "assistant" => {
                 let blocks = assistant_blocks(entry, report);
                 match entry.message_id().and_then(|id| by_id.get(id)) {
-                    Some(&at) => items[at].content.extend(blocks),
+                    Some(&at) => messages[at].content.extend(blocks),
                     None => {
                         if let Some(id) = entry.message_id() {
-                            by_id.insert(id, items.len());
+                            by_id.insert(id, messages.len());
                         }
-                        items.push(Item::assistant(entry, blocks));
+                        messages.push(assistant_message(entry, blocks));
                     }
                 }
             }
             "attachment" => match queued_prompt(entry) {
-                Some(text) => items.push(Item {
+                Some(text) => messages.push(Msg {
                     role: Role::User,
                     timestamp: entry.str("timestamp").map(str::to_string),
                     content: vec![Block::text(Cow::Owned(text))],
-                    ..Item::default()
+                    ..Msg::default()
                 }),
                 None => report.add(dropped::ATTACHMENTS, 1),
             },
@@ -193,27 +195,27 @@ fn records(entries: &[Entry], name: &str, report: &mut Report) -> Result<Vec<Vec
         }
     }
     let mut out = Vec::new();
-    for item in items {
-        if item.content.is_empty() {
+    for msg in messages {
+        if msg.content.is_empty() {
             continue;
         }
         let mut line = Vec::new();
         Message {
             conversation: &session,
             kind: "message",
-            role: item.role,
-            step_type: item.step_type.map(Cow::Borrowed),
+            role: msg.role,
+            step_type: msg.step_type.map(Cow::Owned),
             idx: None,
-            implicit: item.implicit,
-            timestamp: item
+            implicit: msg.implicit,
+            timestamp: msg
                 .timestamp
                 .filter(|t| crate::time::Timestamp::parse(t).is_ok()),
-            model: item.model.map(Cow::Owned),
-            stop_reason: item.stop_reason,
-            usage: item.usage,
+            model: msg.model.map(Cow::Owned),
+            stop_reason: msg.stop_reason,
+            usage: msg.usage,
             raw: None,
             damaged: false,
-            content: item.content,
+            content: msg.content,
         }
         .write_json(&mut line);
         out.push(line);
@@ -356,124 +358,97 @@ fn queued_prompt(entry: &Entry) -> Option<String> {
     }
 }
 
-/// A message being assembled.
-struct Item {
-    role: Role,
-    step_type: Option<&'static str>,
-    implicit: bool,
-    timestamp: Option<String>,
-    model: Option<String>,
-    stop_reason: Option<String>,
-    usage: Option<Usage>,
-    content: Vec<Block<'static>>,
-}
-
-impl Default for Item {
-    fn default() -> Item {
-        Item {
-            role: Role::User,
-            step_type: None,
-            implicit: false,
-            timestamp: None,
-            model: None,
-            stop_reason: None,
-            usage: None,
-            content: Vec::new(),
+/// A user line as a message.
+fn user_message(entry: &Entry, report: &mut Report) -> Msg {
+    let mut content = Vec::new();
+    for block in entry.content() {
+        if let Some(text) = block.as_str() {
+            content.push(Block::text(Cow::Owned(text.to_string())));
+            continue;
         }
-    }
-}
-
-impl Item {
-    fn user(entry: &Entry, report: &mut Report) -> Item {
-        let mut content = Vec::new();
-        for block in entry.content() {
-            if let Some(text) = block.as_str() {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                let text = block.get("text").and_then(Value::as_str).unwrap_or("");
                 content.push(Block::text(Cow::Owned(text.to_string())));
-                continue;
             }
-            match block.get("type").and_then(Value::as_str) {
-                Some("text") => {
-                    let text = block.get("text").and_then(Value::as_str).unwrap_or("");
-                    content.push(Block::text(Cow::Owned(text.to_string())));
-                }
-                Some("tool_result") => content.push(Block::ToolResult {
-                    tool_use_id: Cow::Owned(
-                        block
-                            .get("tool_use_id")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_string(),
-                    ),
-                    content: result_content(block.get("content")),
-                    is_error: block.get("is_error").and_then(Value::as_bool) == Some(true),
-                }),
-                Some("image") => match source(block) {
-                    Some(source) => content.push(Block::Image { source }),
-                    None => report.add(dropped::BLOCKS, 1),
-                },
-                Some("document") => match source(block) {
-                    Some(source) => content.push(Block::Document { source }),
-                    None => report.add(dropped::BLOCKS, 1),
-                },
-                _ => report.add(dropped::BLOCKS, 1),
-            }
-        }
-        Item {
-            role: Role::User,
-            implicit: entry.flag("isMeta") || entry.flag("isCompactSummary"),
-            timestamp: entry.str("timestamp").map(str::to_string),
-            content,
-            ..Item::default()
+            Some("tool_result") => content.push(Block::ToolResult {
+                tool_use_id: Cow::Owned(
+                    block
+                        .get("tool_use_id")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                ),
+                content: result_content(block.get("content")),
+                is_error: block.get("is_error").and_then(Value::as_bool) == Some(true),
+            }),
+            Some("image") => match source(block) {
+                Some(source) => content.push(Block::Image { source }),
+                None => report.add(dropped::BLOCKS, 1),
+            },
+            Some("document") => match source(block) {
+                Some(source) => content.push(Block::Document { source }),
+                None => report.add(dropped::BLOCKS, 1),
+            },
+            _ => report.add(dropped::BLOCKS, 1),
         }
     }
-
-    fn assistant(entry: &Entry, content: Vec<Block<'static>>) -> Item {
-        let message = entry.message();
-        let field = |key: &str| {
-            message
-                .and_then(|m| m.get(key))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        };
-        let usage = message.and_then(|m| m.get("usage")).map(|u| {
-            let n = |key: &str| u.get(key).and_then(Value::as_u64);
-            Usage {
-                input_tokens: n("input_tokens"),
-                output_tokens: n("output_tokens"),
-                cache_creation_input_tokens: n("cache_creation_input_tokens"),
-                cache_read_input_tokens: n("cache_read_input_tokens"),
-            }
-        });
-        Item {
-            role: Role::Assistant,
-            timestamp: entry.str("timestamp").map(str::to_string),
-            // Claude Code's own texts ("No response requested.") name no
-            // model anyone ran.
-            model: field("model").filter(|m| m != "<synthetic>"),
-            stop_reason: field("stop_reason"),
-            usage: usage.filter(|u| !u.is_empty()),
-            content,
-            ..Item::default()
-        }
+    Msg {
+        role: Role::User,
+        implicit: entry.flag("isMeta") || entry.flag("isCompactSummary"),
+        timestamp: entry.str("timestamp").map(str::to_string),
+        content,
+        ..Msg::default()
     }
+}
 
-    /// An API error Claude Code wrote as assistant text.
-    fn api_error(entry: &Entry) -> Item {
-        let text: Vec<&str> = entry
-            .content()
-            .iter()
-            .filter_map(|b| b.get("text").and_then(Value::as_str).or(b.as_str()))
-            .collect();
-        Item {
-            role: Role::System,
-            step_type: Some("ERROR_MESSAGE"),
-            timestamp: entry.str("timestamp").map(str::to_string),
-            content: vec![Block::Text {
-                text: Cow::Owned(text.join("\n")),
-                field: Some(Cow::Borrowed("full_error")),
-            }],
-            ..Item::default()
+/// An assistant line as a message holding `content`.
+fn assistant_message(entry: &Entry, content: Vec<Block<'static>>) -> Msg {
+    let message = entry.message();
+    let field = |key: &str| {
+        message
+            .and_then(|m| m.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let usage = message.and_then(|m| m.get("usage")).map(|u| {
+        let n = |key: &str| u.get(key).and_then(Value::as_u64);
+        Usage {
+            input_tokens: n("input_tokens"),
+            output_tokens: n("output_tokens"),
+            cache_creation_input_tokens: n("cache_creation_input_tokens"),
+            cache_read_input_tokens: n("cache_read_input_tokens"),
         }
+    });
+    Msg {
+        role: Role::Assistant,
+        timestamp: entry.str("timestamp").map(str::to_string),
+        // Claude Code's own texts ("No response requested.") name no
+        // model anyone ran.
+        model: field("model").filter(|m| m != "<synthetic>"),
+        stop_reason: field("stop_reason"),
+        usage: usage.filter(|u| !u.is_empty()),
+        content,
+        ..Msg::default()
+    }
+}
+
+/// An API error Claude Code wrote as assistant text, as a system message.
+fn api_error_message(entry: &Entry) -> Msg {
+    let text: Vec<&str> = entry
+        .content()
+        .iter()
+        .filter_map(|b| b.get("text").and_then(Value::as_str).or(b.as_str()))
+        .collect();
+    Msg {
+        role: Role::System,
+        step_type: Some("ERROR_MESSAGE".to_string()),
+        timestamp: entry.str("timestamp").map(str::to_string),
+        content: vec![Block::Text {
+            text: Cow::Owned(text.join("\n")),
+            field: Some(Cow::Borrowed("full_error")),
+        }],
+        ..Msg::default()
     }
 }
 

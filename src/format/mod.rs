@@ -282,14 +282,14 @@ impl Converter {
     }
 
     fn write_current(&mut self, out: &mut Output) -> Result<()> {
-        let Some(conv) = self.current.take() else {
+        let Some(mut conv) = self.current.take() else {
             return Ok(());
         };
         let mut report = Report::default();
         match self.format {
             Format::Messages => unreachable!("the plain stream is not converted"),
-            Format::Anthropic => anthropic::write(&conv, &self.options, &mut report, out)?,
-            Format::ClaudeCode => claude_code::write(&conv, &self.options, &mut report, out)?,
+            Format::Anthropic => anthropic::write(&mut conv, &self.options, &mut report, out)?,
+            Format::ClaudeCode => claude_code::write(&mut conv, &self.options, &mut report, out)?,
         }
         out.end_record()?;
         if self.options.verbose {

@@ -26,7 +26,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::{Msg, Report, Thinking};
+use super::{Conversation, Msg, Report, Thinking};
 use crate::message::{self, Block, ImageSource, ResultContent, Role, ToolInput, Usage};
 
 /// The text of the error result a call with no result gets.
@@ -90,8 +90,10 @@ impl Turn {
     }
 
     /// The turn's content blocks in order.
-    pub fn content(&self) -> impl Iterator<Item = &Value> {
-        self.results.iter().chain(&self.blocks)
+    pub fn into_content(self) -> Vec<Value> {
+        let mut content = self.results;
+        content.extend(self.blocks);
+        content
     }
 
     pub fn has_calls(&self) -> bool {
@@ -129,9 +131,32 @@ struct Sequencer<'r> {
     ids_used: HashSet<String>,
 }
 
+/// A conversation's turns for `agy-decode --format`, or `None`, said on
+/// stderr, when none are left (`what` names what is then not written).
+/// The messages are taken out of `conv`, so that it is not held twice.
+pub fn sequence_conversation(
+    conv: &mut Conversation,
+    rules: Rules,
+    report: &mut Report,
+    what: &str,
+) -> Option<Sequenced> {
+    let sequenced = sequence(std::mem::take(&mut conv.messages), rules, report);
+    if sequenced.turns.is_empty() {
+        crate::cli::warn(
+            "agy-decode",
+            format_args!(
+                "conversation {} has no user or assistant content; no {what} written",
+                conv.id
+            ),
+        );
+        return None;
+    }
+    Some(sequenced)
+}
+
 /// Puts `messages` in the order and shape of API turns, counting every
-/// change in `report`.
-pub fn sequence(messages: &[Msg], rules: Rules, report: &mut Report) -> Sequenced {
+/// change in `report`. Each message is dropped once its turn is made.
+pub fn sequence(messages: Vec<Msg>, rules: Rules, report: &mut Report) -> Sequenced {
     let mut s = Sequencer {
         rules,
         report,
@@ -141,9 +166,9 @@ pub fn sequence(messages: &[Msg], rules: Rules, report: &mut Report) -> Sequence
     };
     for msg in messages {
         match msg.role {
-            Role::System => s.system(msg),
-            Role::Assistant => s.assistant(msg),
-            Role::User => s.user(msg),
+            Role::System => s.system(&msg),
+            Role::Assistant => s.assistant(&msg),
+            Role::User => s.user(&msg),
         }
     }
     s.close_pending();
@@ -577,7 +602,7 @@ mod tests {
     }
 
     fn content(turn: &Turn) -> Value {
-        Value::Array(turn.content().cloned().collect())
+        Value::Array(turn.clone().into_content())
     }
 
     fn rules() -> Rules {
@@ -599,7 +624,7 @@ mod tests {
             msg(Role::User, vec![result("c", "late")]),
         ];
         let mut report = Report::default();
-        let s = sequence(&messages, rules(), &mut report);
+        let s = sequence(messages.clone(), rules(), &mut report);
         let roles: Vec<Role> = s.turns.iter().map(|t| t.role).collect();
         assert_eq!(
             roles,
@@ -650,7 +675,7 @@ mod tests {
             msg(Role::User, vec![Block::text(" \n".into())]),
         ];
         let mut report = Report::default();
-        let s = sequence(&messages, rules(), &mut report);
+        let s = sequence(messages.clone(), rules(), &mut report);
         assert_eq!(s.turns.len(), 2);
         assert_eq!(
             content(&s.turns[0]),
@@ -672,7 +697,7 @@ mod tests {
             assert_eq!(report.count(what), n, "{what}");
         }
         let text = sequence(
-            &messages[..1],
+            messages[..1].to_vec(),
             Rules {
                 thinking: Thinking::Text,
                 keep_system: false,
@@ -731,7 +756,7 @@ mod tests {
             ),
         ];
         let mut report = Report::default();
-        let s = sequence(&messages, rules(), &mut report);
+        let s = sequence(messages.clone(), rules(), &mut report);
         assert_eq!(
             content(&s.turns[0]),
             json!([
