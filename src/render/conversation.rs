@@ -81,8 +81,6 @@ impl Conversation {
         self.turn_open = true;
         for block in blocks {
             match block {
-                Block::Text { text, .. } => page.text(out, text, false),
-                Block::Thinking(text) => page.thinking(out, text),
                 Block::ToolUse { id, name, input } => {
                     self.calls += 1;
                     let mut rendered = Vec::new();
@@ -99,8 +97,7 @@ impl Conversation {
                     content,
                     is_error,
                 } => self.answer(page, out, tool_use_id, *content, *is_error, record),
-                Block::Media { image, source } => page.media(out, *image, source),
-                Block::Other(members) => page.other_block(out, members),
+                other => page.block(out, other, false),
             }
         }
     }
@@ -134,8 +131,6 @@ impl Conversation {
         page.turn_start(out, record, number);
         for block in blocks {
             match block {
-                Block::Text { text, .. } => page.text(out, text, true),
-                Block::Thinking(text) => page.thinking(out, text),
                 Block::ToolUse { name, input, .. } => {
                     self.calls += 1;
                     page.tool_start(out, Some(self.calls));
@@ -143,9 +138,7 @@ impl Conversation {
                     page.no_result(out);
                     page.tool_end(out);
                 }
-                Block::ToolResult { .. } => {}
-                Block::Media { image, source } => page.media(out, *image, source),
-                Block::Other(members) => page.other_block(out, members),
+                other => page.block(out, other, true),
             }
         }
         page.turn_end(out);

@@ -654,13 +654,8 @@ impl Page for Html {
             push(out, "</dl>");
         }
         for block in &blocks {
-            match block {
-                Block::Text { .. } => {}
-                Block::Other(members) => self.other_block(out, members),
-                Block::Media { image, source } => self.media(out, *image, source),
-                Block::Thinking(text) => self.thinking(out, text),
-                Block::ToolUse { name, input, .. } => self.call(out, name, input),
-                Block::ToolResult { .. } => {}
+            if !matches!(block, Block::Text { .. }) {
+                self.block(out, block, false);
             }
         }
         push(out, "</section>\n");

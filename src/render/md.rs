@@ -368,12 +368,8 @@ impl Page for Markdown {
         push(out, "\n");
         damage_note(out, &record.damage());
         for block in &blocks {
-            match block {
-                Block::Text { .. } | Block::ToolResult { .. } => {}
-                Block::Other(members) => self.other_block(out, members),
-                Block::Media { image, source } => self.media(out, *image, source),
-                Block::Thinking(text) => self.thinking(out, text),
-                Block::ToolUse { name, input, .. } => self.call(out, name, input),
+            if !matches!(block, Block::Text { .. }) {
+                self.block(out, block, false);
             }
         }
     }
