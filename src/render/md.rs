@@ -240,16 +240,8 @@ impl Page for Markdown {
     fn tool_start(&self, _out: &mut Vec<u8>, _number: Option<u64>) {}
 
     fn call(&self, out: &mut Vec<u8>, name: &str, input: &RawValue) {
-        let args = Members::of(input);
-        let view = calls::view(name, input, args.as_ref());
-        let path = match &view {
-            CallView::Edit { path, .. } | CallView::Write { path, .. } => path.as_deref(),
-            CallView::Json(_) => None,
-        };
+        let (view, summary) = calls::show(name, input);
         let mut head = format!("**Tool call: {}**", inline(name));
-        let summary = path
-            .map(str::to_string)
-            .or_else(|| args.as_ref().and_then(calls::summary));
         if let Some(summary) = summary {
             head.push_str(" · ");
             head.push_str(&inline(&summary));
