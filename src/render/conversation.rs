@@ -155,39 +155,31 @@ impl Conversation {
     ) {
         let damaged = record.damage();
         let view = calls::result_view(content);
-        match self.held.iter().position(|call| call.id == id) {
-            Some(at) => {
-                let call = self.held.remove(at);
-                page.tool_start(out, Some(call.number));
-                out.extend_from_slice(&call.rendered);
-                page.result(
-                    out,
-                    &ResultOf {
-                        name: Some(&call.name),
-                        call: Some(call.number),
-                        view,
-                        is_error,
-                        damaged,
-                    },
-                );
-                page.tool_end(out);
-            }
-            None => {
-                let name = self.unanswered.remove(id);
-                page.tool_start(out, None);
-                page.result(
-                    out,
-                    &ResultOf {
-                        name: name.as_deref(),
-                        call: None,
-                        view,
-                        is_error,
-                        damaged,
-                    },
-                );
-                page.tool_end(out);
-            }
+        let call = self
+            .held
+            .iter()
+            .position(|call| call.id == id)
+            .map(|at| self.held.remove(at));
+        // A result whose call was written without one still names it.
+        let late = match call {
+            Some(_) => None,
+            None => self.unanswered.remove(id),
+        };
+        page.tool_start(out, call.as_ref().map(|call| call.number));
+        if let Some(call) = &call {
+            out.extend_from_slice(&call.rendered);
         }
+        page.result(
+            out,
+            &ResultOf {
+                name: call.as_ref().map(|call| &*call.name).or(late.as_deref()),
+                call: call.as_ref().map(|call| call.number),
+                view,
+                is_error,
+                damaged,
+            },
+        );
+        page.tool_end(out);
     }
 
     /// Writes the calls still held, without results, and closes the open
