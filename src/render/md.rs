@@ -318,7 +318,7 @@ impl Page for Markdown {
             ResultView::Empty => push(out, "*(empty)*\n\n"),
             ResultView::JsonText(body) => {
                 let mut text = String::with_capacity(body.len());
-                super::stream::unescape_into(&format!("\"{body}\""), &mut text);
+                super::stream::unescape_body_into(body, &mut text);
                 code(out, &text, "text");
             }
             ResultView::File { verb, path } => push(out, &format!("{verb} {}\n\n", inline(path))),
