@@ -45,6 +45,21 @@ const EDIT_KEYS: &[&str] = &[
 ];
 const WRITE_KEYS: &[&str] = &["file_path", "content"];
 
+/// How a call shows, and the one line that heads it: the path an Edit or
+/// Write changes, else the argument that says most ([`summary`]).
+pub fn show<'a>(name: &str, input: &'a RawValue) -> (CallView<'a>, Option<String>) {
+    let args = Members::of(input);
+    let view = view(name, input, args.as_ref());
+    let path = match &view {
+        CallView::Edit { path, .. } | CallView::Write { path, .. } => path.as_deref(),
+        CallView::Json(_) => None,
+    };
+    let head = path
+        .map(str::to_string)
+        .or_else(|| args.as_ref().and_then(summary));
+    (view, head)
+}
+
 pub fn view<'a>(name: &str, input: &'a RawValue, args: Option<&Members<'a>>) -> CallView<'a> {
     let Some(args) = args else {
         return CallView::Json(pretty(input.get()));

@@ -81,8 +81,6 @@ impl Conversation {
         self.turn_open = true;
         for block in blocks {
             match block {
-                Block::Text { text, .. } => page.text(out, text, false),
-                Block::Thinking(text) => page.thinking(out, text),
                 Block::ToolUse { id, name, input } => {
                     self.calls += 1;
                     let mut rendered = Vec::new();
@@ -99,8 +97,7 @@ impl Conversation {
                     content,
                     is_error,
                 } => self.answer(page, out, tool_use_id, *content, *is_error, record),
-                Block::Media { image, source } => page.media(out, *image, source),
-                Block::Other(members) => page.other_block(out, members),
+                other => page.block(out, other, false),
             }
         }
     }
@@ -134,8 +131,6 @@ impl Conversation {
         page.turn_start(out, record, number);
         for block in blocks {
             match block {
-                Block::Text { text, .. } => page.text(out, text, true),
-                Block::Thinking(text) => page.thinking(out, text),
                 Block::ToolUse { name, input, .. } => {
                     self.calls += 1;
                     page.tool_start(out, Some(self.calls));
@@ -143,9 +138,7 @@ impl Conversation {
                     page.no_result(out);
                     page.tool_end(out);
                 }
-                Block::ToolResult { .. } => {}
-                Block::Media { image, source } => page.media(out, *image, source),
-                Block::Other(members) => page.other_block(out, members),
+                other => page.block(out, other, true),
             }
         }
         page.turn_end(out);
@@ -162,39 +155,31 @@ impl Conversation {
     ) {
         let damaged = record.damage();
         let view = calls::result_view(content);
-        match self.held.iter().position(|call| call.id == id) {
-            Some(at) => {
-                let call = self.held.remove(at);
-                page.tool_start(out, Some(call.number));
-                out.extend_from_slice(&call.rendered);
-                page.result(
-                    out,
-                    &ResultOf {
-                        name: Some(&call.name),
-                        call: Some(call.number),
-                        view,
-                        is_error,
-                        damaged,
-                    },
-                );
-                page.tool_end(out);
-            }
-            None => {
-                let name = self.unanswered.remove(id);
-                page.tool_start(out, None);
-                page.result(
-                    out,
-                    &ResultOf {
-                        name: name.as_deref(),
-                        call: None,
-                        view,
-                        is_error,
-                        damaged,
-                    },
-                );
-                page.tool_end(out);
-            }
+        let call = self
+            .held
+            .iter()
+            .position(|call| call.id == id)
+            .map(|at| self.held.remove(at));
+        // A result whose call was written without one still names it.
+        let late = match call {
+            Some(_) => None,
+            None => self.unanswered.remove(id),
+        };
+        page.tool_start(out, call.as_ref().map(|call| call.number));
+        if let Some(call) = &call {
+            out.extend_from_slice(&call.rendered);
         }
+        page.result(
+            out,
+            &ResultOf {
+                name: call.as_ref().map(|call| &*call.name).or(late.as_deref()),
+                call: call.as_ref().map(|call| call.number),
+                view,
+                is_error,
+                damaged,
+            },
+        );
+        page.tool_end(out);
     }
 
     /// Writes the calls still held, without results, and closes the open

@@ -520,17 +520,9 @@ impl Page for Html {
     fn call(&self, out: &mut Vec<u8>, name: &str, input: &RawValue) {
         push(out, "<div class=\"call\"><div class=\"tool-head\">");
         element(out, "span", "tool-name", name);
-        let args = Members::of(input);
-        let view = calls::view(name, input, args.as_ref());
-        let path = match &view {
-            CallView::Edit { path, .. } | CallView::Write { path, .. } => path.as_deref(),
-            CallView::Json(_) => None,
-        };
-        let summary = path
-            .map(str::to_string)
-            .or_else(|| args.as_ref().and_then(calls::summary));
-        if let Some(summary) = summary {
-            element(out, "code", "", &summary);
+        let (view, head) = calls::show(name, input);
+        if let Some(head) = head {
+            element(out, "code", "", &head);
         }
         push(out, "</div>");
         match &view {
@@ -654,13 +646,8 @@ impl Page for Html {
             push(out, "</dl>");
         }
         for block in &blocks {
-            match block {
-                Block::Text { .. } => {}
-                Block::Other(members) => self.other_block(out, members),
-                Block::Media { image, source } => self.media(out, *image, source),
-                Block::Thinking(text) => self.thinking(out, text),
-                Block::ToolUse { name, input, .. } => self.call(out, name, input),
-                Block::ToolResult { .. } => {}
+            if !matches!(block, Block::Text { .. }) {
+                self.block(out, block, false);
             }
         }
         push(out, "</section>\n");

@@ -116,51 +116,33 @@ pub fn to_html(out: &mut Vec<u8>, text: &str, hard_breaks: bool) {
         Event::Start(Tag::Table(alignments)) => {
             Event::Start(Tag::Table(vec![Alignment::None; alignments.len()]))
         }
-        Event::Start(Tag::Link {
-            link_type,
-            dest_url,
-            title,
-            id,
-        }) => {
-            if link_allowed(&dest_url) {
-                closes.push(Close::Keep);
-                Event::Start(Tag::Link {
-                    link_type,
-                    dest_url,
-                    title,
-                    id,
-                })
-            } else {
-                closes.push(Close::Span);
-                removed_link_open(&dest_url)
-            }
+        Event::Start(Tag::Link { dest_url, .. }) if !link_allowed(&dest_url) => {
+            closes.push(Close::Span);
+            removed_link_open(&dest_url)
+        }
+        Event::Start(Tag::Image { dest_url, .. })
+            if !image_allowed(&dest_url) && !link_allowed(&dest_url) =>
+        {
+            closes.push(Close::Span);
+            removed_link_open(&dest_url)
         }
         Event::Start(Tag::Image {
-            link_type,
             dest_url,
             title,
             id,
-        }) => {
-            if image_allowed(&dest_url) {
-                closes.push(Close::Keep);
-                Event::Start(Tag::Image {
-                    link_type,
-                    dest_url,
-                    title,
-                    id,
-                })
-            } else if link_allowed(&dest_url) {
-                closes.push(Close::Link);
-                Event::Start(Tag::Link {
-                    link_type: LinkType::Inline,
-                    dest_url,
-                    title,
-                    id,
-                })
-            } else {
-                closes.push(Close::Span);
-                removed_link_open(&dest_url)
-            }
+            ..
+        }) if !image_allowed(&dest_url) => {
+            closes.push(Close::Link);
+            Event::Start(Tag::Link {
+                link_type: LinkType::Inline,
+                dest_url,
+                title,
+                id,
+            })
+        }
+        Event::Start(tag @ (Tag::Link { .. } | Tag::Image { .. })) => {
+            closes.push(Close::Keep);
+            Event::Start(tag)
         }
         Event::End(end @ (TagEnd::Link | TagEnd::Image)) => match closes.pop() {
             Some(Close::Keep) | None => Event::End(end),

@@ -240,16 +240,8 @@ impl Page for Markdown {
     fn tool_start(&self, _out: &mut Vec<u8>, _number: Option<u64>) {}
 
     fn call(&self, out: &mut Vec<u8>, name: &str, input: &RawValue) {
-        let args = Members::of(input);
-        let view = calls::view(name, input, args.as_ref());
-        let path = match &view {
-            CallView::Edit { path, .. } | CallView::Write { path, .. } => path.as_deref(),
-            CallView::Json(_) => None,
-        };
+        let (view, summary) = calls::show(name, input);
         let mut head = format!("**Tool call: {}**", inline(name));
-        let summary = path
-            .map(str::to_string)
-            .or_else(|| args.as_ref().and_then(calls::summary));
         if let Some(summary) = summary {
             head.push_str(" · ");
             head.push_str(&inline(&summary));
@@ -326,7 +318,7 @@ impl Page for Markdown {
             ResultView::Empty => push(out, "*(empty)*\n\n"),
             ResultView::JsonText(body) => {
                 let mut text = String::with_capacity(body.len());
-                super::stream::unescape_into(&format!("\"{body}\""), &mut text);
+                super::stream::unescape_body_into(body, &mut text);
                 code(out, &text, "text");
             }
             ResultView::File { verb, path } => push(out, &format!("{verb} {}\n\n", inline(path))),
@@ -368,12 +360,8 @@ impl Page for Markdown {
         push(out, "\n");
         damage_note(out, &record.damage());
         for block in &blocks {
-            match block {
-                Block::Text { .. } | Block::ToolResult { .. } => {}
-                Block::Other(members) => self.other_block(out, members),
-                Block::Media { image, source } => self.media(out, *image, source),
-                Block::Thinking(text) => self.thinking(out, text),
-                Block::ToolUse { name, input, .. } => self.call(out, name, input),
+            if !matches!(block, Block::Text { .. }) {
+                self.block(out, block, false);
             }
         }
     }

@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 
 use super::calls::ResultView;
 use super::site::Entry;
-use super::stream::{Media, Members, Record};
+use super::stream::{Block, Media, Members, Record};
 use super::summary::Summary;
 
 /// A tool result as the walker hands it over: with the call's name and
@@ -57,6 +57,20 @@ pub trait Page {
     fn media(&self, out: &mut Vec<u8>, image: bool, source: &Media);
     /// A block of a type nothing here knows.
     fn other_block(&self, out: &mut Vec<u8>, block: &Members);
+
+    /// A block shown where it stands: a call alone (without its result,
+    /// which pairing is the walker's) and a tool result not at all. The one
+    /// place that says which method shows which kind of block.
+    fn block(&self, out: &mut Vec<u8>, block: &Block, typed: bool) {
+        match block {
+            Block::Text { text, .. } => self.text(out, text, typed),
+            Block::Thinking(text) => self.thinking(out, text),
+            Block::ToolUse { name, input, .. } => self.call(out, name, input),
+            Block::ToolResult { .. } => {}
+            Block::Media { image, source } => self.media(out, *image, source),
+            Block::Other(members) => self.other_block(out, members),
+        }
+    }
 
     /// Opens the pairing of call number `number` (none for a result whose
     /// call was not seen) and its result.

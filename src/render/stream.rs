@@ -108,7 +108,7 @@ pub fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
         return Some(Cow::Borrowed(body));
     }
     let mut out = String::with_capacity(body.len());
-    unescape_into(text, &mut out).then_some(Cow::Owned(out))
+    unescape_body_into(body, &mut out).then_some(Cow::Owned(out))
 }
 
 fn opt_string<'a>(raw: Option<&'a RawValue>) -> Option<Cow<'a, str>> {
@@ -498,9 +498,15 @@ impl<'a> Record<'a> {
 /// unescaped; `false` (and nothing appended) when `raw` is not a string.
 /// For large tool output: one pass, into a buffer that is reused.
 pub fn unescape_into(raw: &str, out: &mut String) -> bool {
-    let Some(body) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) else {
-        return false;
-    };
+    raw.strip_prefix('"')
+        .and_then(|r| r.strip_suffix('"'))
+        .is_some_and(|body| unescape_body_into(body, out))
+}
+
+/// [`unescape_into`] of a string literal's body, without its quotes (as
+/// [`super::calls::ResultView::JsonText`] holds it); `false` at a bad
+/// escape, with what came before it appended.
+pub fn unescape_body_into(body: &str, out: &mut String) -> bool {
     let bytes = body.as_bytes();
     let mut start = 0;
     while let Some(at) = memchr::memchr(b'\\', &bytes[start..]) {

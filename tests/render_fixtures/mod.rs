@@ -3,6 +3,7 @@
 //! conversation whose every string is hostile.
 #![allow(dead_code)]
 
+use agy_tools::message::base64_encode;
 use serde_json::{json, Value};
 
 /// One line of the message stream.
@@ -49,7 +50,7 @@ pub const TOUR: &str = "feature-tour";
 /// damaged step, a block of an unknown type, two models.
 pub fn tour() -> String {
     let c = TOUR;
-    let image = base64(&png(48, 24));
+    let image = base64_encode(&png(48, 24));
     let long_output: String = (1..=60)
         .map(|i| format!("test case_{i} ... ok\n"))
         .collect();
@@ -229,27 +230,6 @@ fn crc32(data: &[u8]) -> u32 {
         }
     }
     !crc
-}
-
-pub fn base64(data: &[u8]) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// Every start tag in `html`, with its attributes. Everything the page
