@@ -7,22 +7,7 @@ use std::fs::File;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use support::pb::Msg;
 use support::{run, stderr, AgyDb, Scratch};
-
-fn user_step(db: &AgyDb, idx: i64, text: &str) {
-    let metadata = Msg::new()
-        .ts(1, 1_786_000_000 + idx, 0)
-        .varint(3, 4)
-        .build();
-    let payload = Msg::new()
-        .varint(1, 14)
-        .varint(4, 3)
-        .bytes(5, &metadata)
-        .msg(19, Msg::new().str(2, text))
-        .build();
-    db.step(idx, 14, 3, &metadata, &payload);
-}
 
 /// Sets the modification time of `path` (a file or a directory).
 fn set_mtime(path: &Path, time: SystemTime) {
@@ -54,7 +39,7 @@ fn changed_since_picks_what_changed_one_file_at_a_time() {
     let root = s.join("root");
     for id in ["a", "b", "c"] {
         let db = AgyDb::create(&root, id);
-        user_step(&db, 0, &format!("hello from {id}"));
+        db.user_step(0, &format!("hello from {id}"));
         db.close();
     }
     support::brain_file(&root, "c", "notes/plan.md", b"# plan");
@@ -140,7 +125,7 @@ fn one_unreadable_conversation_does_not_stop_the_others() {
             .pragma_update(None, "journal_mode", "DELETE")
             .unwrap();
         for idx in 0..if id == "b" { 400 } else { 2 } {
-            user_step(&db, idx, &format!("{id} {idx} {}", "text ".repeat(40)));
+            db.user_step(idx, &format!("{id} {idx} {}", "text ".repeat(40)));
         }
         db.close();
     }

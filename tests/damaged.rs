@@ -11,10 +11,6 @@ use support::{run, stderr};
 
 const T0: i64 = 1_786_353_243;
 
-fn db(conversation: &str) -> String {
-    format!(r#"{{"conversation":"{conversation}","kind":"db","user_version":1}}"#)
-}
-
 fn decode(args: &[&str], lines: &[String]) -> (Vec<String>, String) {
     let input = lines.join("\n") + "\n";
     let out = run("agy-decode", args, input.as_bytes());

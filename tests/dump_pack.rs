@@ -79,20 +79,6 @@ fn contents(path: &Path) -> Contents {
     }
 }
 
-fn user_input_step(idx: i64, text: &str) -> (Vec<u8>, Vec<u8>) {
-    let metadata = Msg::new()
-        .ts(1, 1_786_000_000 + idx, 0)
-        .varint(3, 4)
-        .build();
-    let payload = Msg::new()
-        .varint(1, 14)
-        .varint(4, 3)
-        .bytes(5, &metadata)
-        .msg(19, Msg::new().str(2, text).msg(3, Msg::new().str(1, text)))
-        .build();
-    (metadata, payload)
-}
-
 /// A database with every table of agy's DDL filled, unknown tables and
 /// columns from a "newer agy", every storage class in every column type,
 /// invalid UTF-8, empty and NULL blobs and a multi-megabyte blob.
@@ -102,8 +88,7 @@ fn rich_db(root: &Path, id: &str) -> AgyDb {
         .iter()
         .enumerate()
     {
-        let (metadata, payload) = user_input_step(idx as i64, text);
-        db.step(idx as i64, 14, 3, &metadata, &payload);
+        db.user_step(idx as i64, text);
     }
     let big: Vec<u8> = (0..3_000_000u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
@@ -434,8 +419,7 @@ fn dump_reads_the_wal_and_changes_nothing() {
         .pragma_update(None, "wal_autocheckpoint", 0)
         .unwrap();
     for idx in 0..7 {
-        let (m, p) = user_input_step(idx, "still in the WAL");
-        live.step(idx, 14, 3, &m, &p);
+        live.user_step(idx, "still in the WAL");
     }
     let conversations = s.join("conversations");
     assert!(conversations.join(format!("{ID}.db-wal")).exists());
@@ -615,7 +599,7 @@ fn dump_into_a_closed_pipe_exits_quietly() {
 #[test]
 fn a_stream_without_schema_gets_the_agy_ddl() {
     let s = Scratch::new("noschema");
-    let (m, p) = user_input_step(0, "hello");
+    let (m, p) = support::steps::user_input_step(0, "hello");
     let stream = format!(
         "{{\"conversation\":\"c1\",\"kind\":\"row\",\"table\":\"trajectory_meta\",\"row\":{{\"trajectory_id\":\"t\",\"cascade_id\":\"c1\",\"trajectory_type\":4,\"source\":17}}}}\n\
          {{\"conversation\":\"c1\",\"kind\":\"row\",\"table\":\"steps\",\"row\":{{\"idx\":0,\"step_type\":14,\"status\":3,\"metadata\":\"{}\",\"step_payload\":\"{}\"}}}}\n",
@@ -839,8 +823,7 @@ fn pack_refuses_to_clobber_unless_forced() {
     let stream = dump_of(&[src.to_str().unwrap()]);
     let root = s.join("root");
     let old = AgyDb::create(&root, ID);
-    let (m, p) = user_input_step(0, "the old conversation");
-    old.step(0, 14, 3, &m, &p);
+    old.user_step(0, "the old conversation");
     old.conn
         .pragma_update(None, "wal_autocheckpoint", 0)
         .unwrap();
@@ -961,8 +944,7 @@ fn many_conversations_round_trip_through_one_stream() {
     for i in 0..5 {
         let db = AgyDb::create(&src, &format!("conv-{i}"));
         for idx in 0..i {
-            let (m, p) = user_input_step(idx, &format!("message {idx} of {i}"));
-            db.step(idx, 14, 3, &m, &p);
+            db.user_step(idx, &format!("message {idx} of {i}"));
         }
         db.conn
             .execute(

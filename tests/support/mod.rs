@@ -103,6 +103,12 @@ impl AgyDb {
             .unwrap();
     }
 
+    /// Inserts a user message at `idx` ([`steps::user_input_step`]).
+    pub fn user_step(&self, idx: i64, text: &str) {
+        let (metadata, payload) = steps::user_input_step(idx, text);
+        self.step(idx, 14, 3, &metadata, &payload);
+    }
+
     /// The "main" trajectory metadata blob.
     pub fn trajectory_metadata(&self, data: &[u8]) {
         self.conn

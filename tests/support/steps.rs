@@ -32,6 +32,23 @@ pub fn metadata(seconds: i64, source: u64) -> Msg {
     Msg::new().ts(1, seconds, 0).varint(3, source)
 }
 
+/// The metadata and payload blobs of a user message as agy stores it: a
+/// USER_INPUT step, DONE, source USER, with the text at UserInput 2 and as
+/// its first item (3 {1 text}).
+pub fn user_input_step(idx: i64, text: &str) -> (Vec<u8>, Vec<u8>) {
+    let metadata = Msg::new()
+        .ts(1, 1_786_000_000 + idx, 0)
+        .varint(3, 4)
+        .build();
+    let payload = Msg::new()
+        .varint(1, 14)
+        .varint(4, 3)
+        .bytes(5, &metadata)
+        .msg(19, Msg::new().str(2, text).msg(3, Msg::new().str(1, text)))
+        .build();
+    (metadata, payload)
+}
+
 /// A ChatToolCall {1 id, 2 name, 3 arguments_json}.
 pub fn call(id: &str, name: &str, args_json: &str) -> Msg {
     Msg::new().str(1, id).str(2, name).str(3, args_json)
