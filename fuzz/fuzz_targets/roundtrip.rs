@@ -11,6 +11,7 @@
 #![no_main]
 
 use agy_fuzz::{decode_rows, encode_messages};
+use agy_tools::message::base64_encode;
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
@@ -113,25 +114,6 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn base64(bytes: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut s = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                s.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                s.push('=');
-            }
-        }
-    }
-    s
-}
-
 fn timestamp(seconds: u16, nanos: u32) -> String {
     let s = u32::from(seconds);
     let nanos = nanos % 1_000_000_000;
@@ -159,7 +141,7 @@ fn stream_text(stream: &Stream) -> Vec<u8> {
                 Block::Text(text, None) => json!({"type": "text", "text": text}),
                 Block::Text(text, Some(f)) => json!({"type": "text", "text": text, "field": pick(FIELDS, *f)}),
                 Block::Thinking(text, None) => json!({"type": "thinking", "thinking": text}),
-                Block::Thinking(text, Some(sig)) => json!({"type": "thinking", "thinking": text, "signature": base64(sig)}),
+                Block::Thinking(text, Some(sig)) => json!({"type": "thinking", "thinking": text, "signature": base64_encode(sig)}),
                 Block::ToolUse { call, tool, a, b, signature } => {
                     let (name, input) = tool_input(*tool, a, b);
                     let mut v = json!({"type": "tool_use", "id": format!("call_{}", call % 8), "name": name, "input": input});
@@ -175,7 +157,7 @@ fn stream_text(stream: &Stream) -> Vec<u8> {
                     }
                     v
                 }
-                Block::Image { data, media } => json!({"type": "image", "source": {"type": "base64", "media_type": pick(MEDIA, *media), "data": base64(data)}}),
+                Block::Image { data, media } => json!({"type": "image", "source": {"type": "base64", "media_type": pick(MEDIA, *media), "data": base64_encode(data)}}),
             });
         }
         let mut m = json!({"conversation": ID, "kind": "message"});
