@@ -105,6 +105,27 @@ impl Names {
             brain_old: temp(Dir::Brain, "", "old"),
         }
     }
+
+    /// Removes the temporaries of a conversation that has not reached its
+    /// `.ready` rename: `true` when there were any. Every one is tried; the
+    /// first failure is returned.
+    pub fn remove_temporaries(&self) -> Result<bool> {
+        let mut outcomes = Vec::new();
+        for file in [&self.db_tmp, &self.meta_tmp, &self.meta_gone] {
+            outcomes.push(remove_file(file));
+        }
+        for suffix in ["-journal", "-wal", "-shm"] {
+            outcomes.push(remove_file(&sidecar(&self.db_tmp, suffix)));
+        }
+        for dir in [&self.brain_tmp, &self.brain_old] {
+            outcomes.push(remove_dir(dir));
+        }
+        let mut found = false;
+        for outcome in outcomes {
+            found |= outcome?;
+        }
+        Ok(found)
+    }
 }
 
 /// The conversation id whose claim covers the entry `name` of `dir`, if it
@@ -287,17 +308,7 @@ pub(super) fn recover(names: &Names, claim: &Claim) -> Result<Leftover> {
         install(names, claim, &mut |_| {})?;
         return Ok(Leftover::Finished);
     }
-    let mut found = false;
-    for file in [&names.db_tmp, &names.meta_tmp, &names.meta_gone] {
-        found |= remove_file(file)?;
-    }
-    for suffix in ["-journal", "-wal", "-shm"] {
-        found |= remove_file(&sidecar(&names.db_tmp, suffix))?;
-    }
-    for dir in [&names.brain_tmp, &names.brain_old] {
-        found |= remove_dir(dir)?;
-    }
-    Ok(if found {
+    Ok(if names.remove_temporaries()? {
         Leftover::Removed
     } else {
         Leftover::Nothing
@@ -340,7 +351,7 @@ pub(super) fn install(names: &Names, _claim: &Claim, step: &mut dyn FnMut(&str))
     step("db");
     for path in [&names.db, &names.brain] {
         if let Some(dir) = path.parent() {
-            sync_dir(dir)?;
+            sync(dir)?;
         }
     }
     remove_dir(&names.brain_old)?;
@@ -348,7 +359,7 @@ pub(super) fn install(names: &Names, _claim: &Claim, step: &mut dyn FnMut(&str))
 }
 
 /// `path` with `suffix` appended to its file name.
-pub(super) fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+fn sidecar(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(suffix);
     PathBuf::from(name)
@@ -364,7 +375,7 @@ fn exists(path: &Path) -> Result<bool> {
 }
 
 /// Removes a file; `false` when there was none.
-pub(super) fn remove_file(path: &Path) -> Result<bool> {
+fn remove_file(path: &Path) -> Result<bool> {
     match fs::remove_file(path) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
@@ -374,7 +385,7 @@ pub(super) fn remove_file(path: &Path) -> Result<bool> {
 
 /// Removes a directory tree (never following a symbolic link in it);
 /// `false` when there was none.
-pub(super) fn remove_dir(path: &Path) -> Result<bool> {
+fn remove_dir(path: &Path) -> Result<bool> {
     match fs::remove_dir_all(path) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
@@ -391,11 +402,12 @@ fn rename(from: &Path, to: &Path) -> Result<()> {
     })
 }
 
-/// Makes the entries of `dir` durable (renames and creations in it).
-pub(super) fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| Error::io(dir.display(), e))
+/// Makes a file's data, or a directory's entries (renames and creations
+/// in it), durable.
+pub(super) fn sync(path: &Path) -> Result<()> {
+    File::open(path)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| Error::io(path.display(), e))
 }
 
 /// Removes or finishes whatever dead runs left under `root`. A conversation

@@ -377,7 +377,7 @@ impl Packer {
         fs::rename(&names.db_tmp, &names.db_ready)
             .map_err(|e| Error::io(names.db_ready.display(), e))?;
         pending.installing = true;
-        claim::sync_dir(names.db_ready.parent().expect("a file in conversations/"))?;
+        claim::sync(names.db_ready.parent().expect("a file in conversations/"))?;
         kill_point("ready");
         claim::install(&names, &pending.claim, &mut kill_point)?;
         Ok(names.db)
@@ -404,14 +404,7 @@ fn discard(pending: &mut Pending) {
     if pending.installing {
         return;
     }
-    let names = &pending.names;
-    let _ = claim::remove_file(&names.db_tmp);
-    for suffix in ["-wal", "-shm", "-journal"] {
-        let _ = claim::remove_file(&claim::sidecar(&names.db_tmp, suffix));
-    }
-    let _ = claim::remove_dir(&names.brain_tmp);
-    let _ = claim::remove_file(&names.meta_tmp);
-    let _ = claim::remove_file(&names.meta_gone);
+    let _ = pending.names.remove_temporaries();
 }
 
 fn no_file_to_append() -> Error {
@@ -591,23 +584,18 @@ impl Pending {
     /// of the machine after the point of no return cannot put empty files
     /// in place.
     fn sync(&self) -> Result<()> {
-        let sync = |path: &Path| {
-            fs::File::open(path)
-                .and_then(|f| f.sync_all())
-                .map_err(|e| Error::io(path.display(), e))
-        };
-        sync(&self.names.db_tmp)?;
+        claim::sync(&self.names.db_tmp)?;
         if self.has_meta {
-            sync(&self.names.meta_tmp)?;
+            claim::sync(&self.names.meta_tmp)?;
         }
         let mut dirs: BTreeSet<&Path> = Path::new(LOGS).ancestors().collect();
         for rel in &self.files {
             let path = Path::new(rel);
-            sync(&self.names.brain_tmp.join(path))?;
+            claim::sync(&self.names.brain_tmp.join(path))?;
             dirs.extend(path.ancestors().skip(1));
         }
         for dir in dirs {
-            sync(&self.names.brain_tmp.join(dir))?;
+            claim::sync(&self.names.brain_tmp.join(dir))?;
         }
         Ok(())
     }
