@@ -85,9 +85,8 @@ pub fn changed_after(target: &Target, since: SystemTime) -> Result<bool> {
             Err(e) => Err(Error::io(path.display(), e)),
         }
     };
-    let mut wal = target.db.as_os_str().to_owned();
-    wal.push("-wal");
-    if newer(&target.db)? || newer(Path::new(&wal))? || newer(&target.db.with_extension("meta"))? {
+    let wal = store::sidecar(&target.db, "-wal");
+    if newer(&target.db)? || newer(&wal)? || newer(&target.db.with_extension("meta"))? {
         return Ok(true);
     }
     let (Some(brain_root), Some(stem)) = (&target.brain_root, target.db.file_stem()) else {

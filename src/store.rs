@@ -138,7 +138,9 @@ impl From<rusqlite::Error> for OpenError {
     }
 }
 
-fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+/// `path` with `suffix` appended to its file name: a database's `-wal`,
+/// `-shm` or `-journal`.
+pub(crate) fn sidecar(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(suffix);
     PathBuf::from(name)

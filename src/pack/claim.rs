@@ -36,6 +36,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::root;
+use crate::store::sidecar;
 
 /// The file names of one conversation: its destination under the root and
 /// the temporaries its claim covers.
@@ -356,13 +357,6 @@ pub(super) fn install(names: &Names, _claim: &Claim, step: &mut dyn FnMut(&str))
     }
     remove_dir(&names.brain_old)?;
     Ok(())
-}
-
-/// `path` with `suffix` appended to its file name.
-fn sidecar(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
 }
 
 /// Whether anything, a symbolic link included, is at `path`.
