@@ -444,24 +444,9 @@ fn dump_file(
     }
 }
 
-/// The `file` records of one brain directory, sorted bytewise by path.
-/// Symbolic links are reported and skipped, never followed.
-pub fn dump_brain(
-    dir: &Path,
-    id: &str,
-    out: &mut Output,
-    warn: &mut dyn FnMut(String),
-) -> Result<()> {
-    if let Some((dir, files)) = list_brain(dir, warn)? {
-        for rel in files {
-            dump_file(&dir.join(&rel), id, record::FileDir::Brain, &rel, out)?;
-        }
-    }
-    Ok(())
-}
-
 /// The files of a brain directory, sorted bytewise by path; `None` when
 /// there is no such directory (or it is a symbolic link, reported).
+/// Symbolic links in it are reported and skipped, never followed.
 fn list_brain(dir: &Path, warn: &mut dyn FnMut(String)) -> Result<Option<(PathBuf, Vec<String>)>> {
     match std::fs::symlink_metadata(dir) {
         Ok(meta) if meta.is_dir() => {}
