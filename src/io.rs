@@ -60,6 +60,20 @@ impl Lines {
 
     /// The next non-blank line without its line ending, or `None` at the end.
     pub fn next_line(&mut self) -> Result<Option<&[u8]>> {
+        Ok(self.next_line_span()?.map(|span| &self.buf[span]))
+    }
+
+    /// [`Lines::next_line`] with its line number, for a reader that keeps
+    /// the line while it may still have to say where it was: the place is
+    /// [`Lines::name`] and the number, formatted only when needed.
+    pub fn next_numbered_line(&mut self) -> Result<Option<(u64, &[u8])>> {
+        Ok(self
+            .next_line_span()?
+            .map(|span| (self.line_number, &self.buf[span])))
+    }
+
+    /// Where in `buf` the next non-blank line is, without its line ending.
+    fn next_line_span(&mut self) -> Result<Option<std::ops::Range<usize>>> {
         loop {
             let (line_start, line_end) = match self.next_span()? {
                 Some(span) => span,
@@ -73,21 +87,8 @@ impl Lines {
             if line.iter().all(|b| b.is_ascii_whitespace()) {
                 continue;
             }
-            let len = line.len();
-            return Ok(Some(&self.buf[line_start..line_start + len]));
+            return Ok(Some(line_start..line_start + line.len()));
         }
-    }
-
-    /// [`Lines::next_line`] with its line number, for a reader that keeps
-    /// the line while it may still have to say where it was: the place is
-    /// [`Lines::name`] and the number, formatted only when needed.
-    pub fn next_numbered_line(&mut self) -> Result<Option<(u64, &[u8])>> {
-        let Some(line) = self.next_line()? else {
-            return Ok(None);
-        };
-        let (at, len) = (line.as_ptr() as usize, line.len());
-        let start = at - self.buf.as_ptr() as usize;
-        Ok(Some((self.line_number, &self.buf[start..start + len])))
     }
 
     /// The span of the next line in `buf`, reading more as needed; the last
