@@ -102,43 +102,52 @@ impl Spool {
     /// `out`, in chunks, so a large spool never sits in the output buffer
     /// whole.
     pub fn copy_range(&mut self, range: Range<u64>, out: &mut Output) -> Result<()> {
-        let Range { mut start, end } = range;
+        let Located { on_disk, in_memory } = self.locate(range)?;
+        if let Some((file, len)) = on_disk {
+            out.copy_from_file(file, len)?;
+        }
+        out.buf().extend_from_slice(in_memory);
+        Ok(())
+    }
+
+    /// Appends the bytes at `range` (offsets of [`Spool::len`]) to `into`.
+    pub fn read_range(&mut self, range: Range<u64>, into: &mut Vec<u8>) -> Result<()> {
+        let Located { on_disk, in_memory } = self.locate(range)?;
+        if let Some((file, len)) = on_disk {
+            let at = into.len();
+            into.resize(at + len as usize, 0);
+            file.read_exact(&mut into[at..]).map_err(io_error)?;
+        }
+        into.extend_from_slice(in_memory);
+        Ok(())
+    }
+
+    /// Where the bytes at `range` are, the file positioned at the first of
+    /// them it holds.
+    fn locate(&mut self, range: Range<u64>) -> Result<Located<'_>> {
+        let Range { start, end } = range;
+        let mut on_disk = None;
         if start < self.on_disk {
             let file = self.file.as_mut().expect("bytes on disk have a file");
             file.seek(SeekFrom::Start(start)).map_err(io_error)?;
-            let disk_end = end.min(self.on_disk);
-            out.copy_from_file(file, disk_end - start)?;
-            start = disk_end;
+            on_disk = Some((file, end.min(self.on_disk) - start));
         }
-        if start < end {
-            let from = (start - self.on_disk) as usize;
-            let to = (end - self.on_disk) as usize;
-            out.buf().extend_from_slice(&self.buf[from..to]);
-        }
-        Ok(())
+        let from = (start.max(self.on_disk) - self.on_disk) as usize;
+        let to = (end.max(self.on_disk) - self.on_disk) as usize;
+        Ok(Located {
+            on_disk,
+            in_memory: &self.buf[from..to],
+        })
     }
 }
 
-impl Spool {
-    /// Appends the bytes at `range` (offsets of [`Spool::len`]) to `into`.
-    pub fn read_range(&mut self, range: Range<u64>, into: &mut Vec<u8>) -> Result<()> {
-        let Range { mut start, end } = range;
-        if start < self.on_disk {
-            let file = self.file.as_mut().expect("bytes on disk have a file");
-            file.seek(SeekFrom::Start(start)).map_err(io_error)?;
-            let disk_end = end.min(self.on_disk);
-            let at = into.len();
-            into.resize(at + (disk_end - start) as usize, 0);
-            file.read_exact(&mut into[at..]).map_err(io_error)?;
-            start = disk_end;
-        }
-        if start < end {
-            let from = (start - self.on_disk) as usize;
-            let to = (end - self.on_disk) as usize;
-            into.extend_from_slice(&self.buf[from..to]);
-        }
-        Ok(())
-    }
+/// The bytes of a range of a [`Spool`]: first those in its file, then
+/// those in memory.
+struct Located<'a> {
+    /// The file, positioned at the first of them, and how many it holds;
+    /// `None` when they are all in memory.
+    on_disk: Option<(&'a mut File, u64)>,
+    in_memory: &'a [u8],
 }
 
 impl Drop for Spool {
@@ -186,6 +195,10 @@ mod tests {
             out.flush().unwrap();
             let got = sink.lock().unwrap().clone();
             assert_eq!(got, &data[range.start as usize..range.end as usize]);
+            let mut read = b"before".to_vec();
+            spool.read_range(range.clone(), &mut read).unwrap();
+            assert_eq!(&read[..6], b"before");
+            assert_eq!(read[6..], data[range.start as usize..range.end as usize]);
         }
         // Appending after a read still appends at the end.
         spool.append(b"tail").unwrap();
