@@ -29,7 +29,7 @@ pub fn run(name: &str, body: impl FnOnce() -> Result<()>) -> ExitCode {
                 eprintln!("Try '{name} --help' for more information.");
                 ExitCode::from(2)
             }
-            ErrorKind::Data => {
+            ErrorKind::Data | ErrorKind::Output => {
                 eprintln!("{name}: {err}");
                 ExitCode::from(1)
             }

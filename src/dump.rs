@@ -244,10 +244,11 @@ pub fn dump(
     Ok(outcome)
 }
 
-/// A failure writing the row stream, which ends the whole dump: the output
-/// names itself `stdout` in its errors, under whatever context was added.
+/// A failure writing the row stream, which ends the whole dump (an input
+/// named `stdout` that cannot be read is not one).
 fn is_output_error(e: &Error) -> bool {
-    e.kind() == crate::error::ErrorKind::BrokenPipe || e.message().contains("stdout: ")
+    use crate::error::ErrorKind;
+    matches!(e.kind(), ErrorKind::BrokenPipe | ErrorKind::Output)
 }
 
 /// Dumps one target: `Some(true)` when written, `Some(false)` when it had
@@ -495,4 +496,20 @@ fn list_files(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_our_own_output_failing_ends_a_dump() {
+        let full = || std::io::Error::other("No space left on device");
+        assert!(is_output_error(&Error::output(full())));
+        let closed = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert!(is_output_error(&Error::output(closed)));
+        // A brain file that happens to be named `stdout` is one input.
+        let input = Error::io("/root/brain/c1/stdout", full()).context("c1.db");
+        assert!(!is_output_error(&input));
+    }
 }

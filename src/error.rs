@@ -16,6 +16,9 @@ pub enum ErrorKind {
     Data,
     /// The reader of our standard output went away.
     BrokenPipe,
+    /// Writing our own output failed (a full disk, say): exit status 1,
+    /// and the end of a batch, since nothing after it can be written.
+    Output,
 }
 
 #[derive(Debug)]
@@ -51,6 +54,18 @@ impl Error {
             };
         }
         Error::data(format!("{what}: {err}"))
+    }
+
+    /// A failure writing our own output, told apart by its kind (not by
+    /// its text) from a failure reading one of many inputs.
+    pub fn output(err: io::Error) -> Error {
+        match Error::io("stdout", err) {
+            e if e.kind == ErrorKind::BrokenPipe => e,
+            e => Error {
+                kind: ErrorKind::Output,
+                ..e
+            },
+        }
     }
 
     pub fn kind(&self) -> ErrorKind {

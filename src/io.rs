@@ -237,7 +237,7 @@ impl Output {
         let written = self.sink().write_all(&buf);
         self.buf = buf;
         self.buf.clear();
-        written.map_err(|e| Error::io("stdout", e))
+        written.map_err(Error::output)
     }
 
     /// Writes `bytes` after everything buffered, straight to the sink
@@ -245,9 +245,7 @@ impl Output {
     /// is already in memory elsewhere.
     pub fn write_through(&mut self, bytes: &[u8]) -> Result<()> {
         self.write_out()?;
-        self.sink()
-            .write_all(bytes)
-            .map_err(|e| Error::io("stdout", e))
+        self.sink().write_all(bytes).map_err(Error::output)
     }
 
     /// Writes `len` bytes of `file`, from its current position, after
@@ -285,7 +283,7 @@ impl Output {
     /// Writes everything buffered and flushes the sink.
     pub fn flush(&mut self) -> Result<()> {
         self.write_out()?;
-        self.sink().flush().map_err(|e| Error::io("stdout", e))
+        self.sink().flush().map_err(Error::output)
     }
 }
 
