@@ -235,11 +235,7 @@ impl Source {
         // The first read fixes the snapshot and tells garbage from SQLite.
         source.schema = read_schema(&source.conn)?;
         source.columns = read_columns(&source.conn)?;
-        for required in ["steps", "trajectory_meta"] {
-            if !source.columns.iter().any(|(t, _)| t == required) {
-                return Err(OpenError::NotAgy(format!("no {required} table")));
-            }
-        }
+        check_agy_shape(&source.columns).map_err(OpenError::NotAgy)?;
         Ok(source)
     }
 
@@ -334,7 +330,28 @@ fn read_schema(conn: &Connection) -> rusqlite::Result<Vec<SchemaObject>> {
 
 /// The visible columns of every table, in one query: preparing statements
 /// is most of the cost of dumping a small conversation.
-fn read_columns(conn: &Connection) -> rusqlite::Result<Vec<(String, Vec<Column>)>> {
+/// The columns agy-dump and agy-decode cannot do without: a step's `idx`
+/// numbers the conversation and `trajectory_meta.cascade_id` names it.
+/// Any other column or table may be missing or new.
+const REQUIRED_COLUMNS: &[(&str, &str)] = &[("steps", "idx"), ("trajectory_meta", "cascade_id")];
+
+/// Whether `tables` (as [`read_columns`] lists them) are an agy
+/// conversation's, and if not, why. agy-dump skips a database that is not;
+/// agy-pack refuses to write one, so that what it writes always dumps.
+pub fn check_agy_shape(tables: &[(String, Vec<Column>)]) -> std::result::Result<(), String> {
+    for (table, column) in REQUIRED_COLUMNS {
+        let Some((_, columns)) = tables.iter().find(|(t, _)| t == table) else {
+            return Err(format!("no {table} table"));
+        };
+        if !columns.iter().any(|c| c.name == *column) {
+            return Err(format!("no {column} column in table {table}"));
+        }
+    }
+    Ok(())
+}
+
+/// Every table's columns in `sqlite_master` order, SQLite's own excluded.
+pub fn read_columns(conn: &Connection) -> rusqlite::Result<Vec<(String, Vec<Column>)>> {
     let mut stmt = conn.prepare(
         "SELECT m.name, c.name, c.type FROM sqlite_master AS m, pragma_table_info(m.name) AS c \
          WHERE m.type = 'table' AND substr(m.name, 1, 7) <> 'sqlite_' ORDER BY m.rowid, c.cid",

@@ -794,6 +794,37 @@ fn pack_refuses_paths_and_sql_that_escape() {
         &[],
         &["creates something else"],
     );
+    // A schema that is not agy's: agy-pack would write what agy-dump then
+    // skips as "not an agy conversation database", so it refuses it.
+    refused(
+        &format!("{}\n", schema("table", "CREATE TABLE x(a)")),
+        &[],
+        &[
+            "not an agy conversation: no steps table",
+            "conversation \"c1\" not written",
+        ],
+    );
+    let named = |name: &str, sql: &str| {
+        format!(
+            "{{\"conversation\":\"c1\",\"kind\":\"schema\",\"type\":\"table\",\"name\":\"{name}\",\"sql\":{}}}",
+            serde_json::to_string(sql).unwrap()
+        )
+    };
+    refused(
+        &format!(
+            "{}\n{}\n",
+            named(
+                "trajectory_meta",
+                "CREATE TABLE trajectory_meta (trajectory_id text)"
+            ),
+            named(
+                "steps",
+                "CREATE TABLE steps (idx integer, step_payload blob)"
+            ),
+        ),
+        &[],
+        &["not an agy conversation: no cascade_id column in table trajectory_meta"],
+    );
     refused(
         &format!("{GOOD_ROW}\n{}\n", schema("table", "CREATE TABLE x(a)")),
         &[],

@@ -356,6 +356,10 @@ impl Packer {
         if !dry_run {
             kill_point("written");
         }
+        // What is written must read back: a schema record may have replaced
+        // agy's tables with ones agy-dump cannot read.
+        store::check_agy_shape(&store::read_columns(pending.conn())?)
+            .map_err(|why| Error::data(format!("not an agy conversation: {why}")))?;
         let conn = pending.conn.take().expect("open until commit");
         conn.pragma_update(None, "user_version", pending.user_version)?;
         conn.execute_batch("COMMIT")?;
