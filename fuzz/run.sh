@@ -8,8 +8,9 @@
 # crash), and a Rust heap of at most 64 MiB at once (counted in the
 # harness, see src/lib.rs; a larger one is a crash). libFuzzer's process
 # limits are -malloc_limit_mb=64 (no single allocation, C or Rust, over
-# 64 MiB) and -rss_limit_mb=512: the process also holds libFuzzer's
-# in-memory corpus, which alone passes 64 MB within minutes.
+# 64 MiB) and -rss_limit_mb=2048: the process also holds libFuzzer's
+# in-memory corpus, which alone passes 64 MB within minutes and some
+# hundreds of MB in half an hour (onto, decode).
 #
 # Logs and stats go to fuzz/results/TARGET.{log,stats}; what failed is
 # saved in fuzz/artifacts/TARGET/ (crash-*, timeout-*, oom-*).
@@ -37,7 +38,7 @@ run_one() {
     mkdir -p "$tmp"
     TMPDIR=$tmp AGY_FUZZ_STATS=$fuzz/results/$t.stats nice -n 10 "$bin/$t" "corpus/$t" \
         -max_total_time=$((minutes * 60)) -timeout=1 \
-        -malloc_limit_mb=64 -rss_limit_mb=512 \
+        -malloc_limit_mb=64 -rss_limit_mb=2048 \
         -artifact_prefix="artifacts/$t/" -print_final_stats=1 \
         > "results/$t.log" 2>&1 || true
     rm -rf "$tmp"
