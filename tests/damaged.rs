@@ -153,3 +153,78 @@ fn agy_dump_names_a_conversation_with_damaged_rows_and_still_dumps_it() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains(&hex::encode(cut)));
 }
+
+/// The messages agy-decode gives for `rows`, as JSON values.
+fn messages_of(rows: &[String]) -> Vec<serde_json::Value> {
+    let (out, _) = decode(&[], rows);
+    out.iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn to_lines(values: &[serde_json::Value]) -> String {
+    values.iter().map(|v| v.to_string() + "\n").collect()
+}
+
+/// agy-encode(1) WRITING BACK: a damaged step whose message is unchanged
+/// keeps its row, damage and all; edited, it becomes a whole step holding
+/// what the message shows; without --onto the mark does not survive.
+#[test]
+fn a_damaged_step_written_back() {
+    let scratch = support::Scratch::new("damaged-onto");
+    let meta = metadata(T0, 4);
+    let user = step(USER_INPUT, DONE, &meta, 19, Msg::new().str(2, "why?"));
+    let rows = vec![
+        db("c1"),
+        row("c1", 0, USER_INPUT, DONE, &meta, &user),
+        cut_reply(),
+    ];
+    let rows_file = scratch.join("rows.ndjson");
+    std::fs::write(&rows_file, rows.join("\n") + "\n").unwrap();
+    let onto = ["--onto", rows_file.to_str().unwrap()];
+    let messages = messages_of(&rows);
+    assert_eq!(messages[1]["damaged"], true);
+    let readable = messages[1]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // Unchanged: the damaged row goes out as it came.
+    let out = support::run_ok("agy-encode", &onto, to_lines(&messages).as_bytes());
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.lines().any(|l| l == rows[2]),
+        "the cut row is kept whole"
+    );
+    let (_, err) = decode(&[], &out.lines().map(str::to_string).collect::<Vec<_>>());
+    assert!(err.contains("step 7") && err.contains("field 20"), "{err}");
+
+    // Edited: a whole step with the edit, read without a warning.
+    let mut edited = messages.clone();
+    edited[1]["content"][0]["text"] = format!("Edited. {readable}").into();
+    let out = support::run_ok("agy-encode", &onto, to_lines(&edited).as_bytes());
+    let out: Vec<String> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let (again, err) = decode(&[], &out);
+    assert_eq!(err, "", "the rewritten step reads whole");
+    let reply: serde_json::Value = serde_json::from_str(&again[1]).unwrap();
+    assert_eq!(reply["idx"], 7);
+    assert_eq!(reply.get("damaged"), None);
+    assert_eq!(reply["content"][0]["text"], format!("Edited. {readable}"));
+
+    // Without --onto: the readable part, unmarked.
+    let out = support::run_ok("agy-encode", &[], to_lines(&messages).as_bytes());
+    let out: Vec<String> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let (again, err) = decode(&[], &out);
+    assert_eq!(err, "");
+    let reply: serde_json::Value = serde_json::from_str(&again[1]).unwrap();
+    assert_eq!(reply.get("damaged"), None);
+    assert_eq!(reply["content"][0]["text"], readable.as_str());
+}

@@ -88,7 +88,9 @@ impl Merge {
             None => {
                 // Not an edit of this step's own kind: the step goes, and
                 // its messages (the unchanged ones too) are written as new
-                // steps in its place.
+                // steps in its place — at its own idx as `keep` would put
+                // it, so that a hole before it stays a hole.
+                self.next_idx = (cur.idx + self.delta).max(self.next_idx);
                 self.delete(cur.idx);
                 let unchanged = (0..cur.expected.len())
                     .filter(|&i| cur.matched[i])
