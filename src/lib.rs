@@ -12,6 +12,7 @@ pub mod decode;
 pub mod dump;
 pub mod encode;
 pub mod error;
+pub mod flags;
 pub mod format;
 pub mod io;
 pub mod json;

@@ -1,0 +1,648 @@
+//! The flags of every binary, each defined once.
+//!
+//! The order here is the order of `--help` and of the man pages: a
+//! binary's own flags first, in the order its readers meet them, then the
+//! flags every binary has. Texts follow the house style: `help` is a
+//! lower-case phrase, `man` is troff with one sentence per line, and
+//! `{name}` in `man` stands for the program's name.
+
+use lexopt::ValueExt;
+
+use crate::dump;
+use crate::error::Error;
+use crate::flags::{Bin, Complete, Doc, Flag, Generate, Kind, Special};
+use crate::format::{Format, Thinking};
+use crate::root::Lane;
+
+const ALL_BINS: &[Bin] = &Bin::ALL;
+
+pub static FLAGS: &[Flag] = &[
+    // agy-dump: which conversations, and what of them.
+    //
+    // agy-encode's `--id` (below) is another flag: it names the
+    // conversation of records that carry none.
+    Flag {
+        long: "id",
+        short: None,
+        kind: Kind::Value {
+            name: "ID",
+            complete: Complete::Text,
+            update: |args, value| {
+                args.ids.push(value.string()?);
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Dump],
+            help: "dump only conversation ID (repeatable)",
+            man: r#"Dump only the conversation
+.IR ID ;
+repeatable.
+An
+.I ID
+that matches nothing is an error.
+"#,
+        }],
+    },
+    Flag {
+        long: "no-brain",
+        short: None,
+        kind: Kind::Switch(|args| args.no_brain = true),
+        docs: &[Doc {
+            bins: &[Bin::Dump],
+            help: "do not emit brain files",
+            man: r#"Do not write
+.B file
+records.
+"#,
+        }],
+    },
+    Flag {
+        long: "changed-since",
+        short: None,
+        kind: Kind::Value {
+            name: "STAMP",
+            complete: Complete::File,
+            update: |args, value| {
+                args.changed_since = Some(dump::parse_stamp(&value)?);
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Dump],
+            help: "only conversations whose db, -wal, .meta or brain files changed after \
+                   STAMP: a file's mtime, or an RFC 3339 time",
+            man: r#"Dump only the conversations of which something changed after
+.IR STAMP :
+the database, its
+.I \-wal
+or
+.I .meta
+sidecar, or any file or directory under its brain directory (a directory's
+time changes when a file in it is added or removed; symbolic links are
+looked at, not followed).
+.I STAMP
+is a file, whose modification time is used, or an RFC 3339 time such as
+.BR 2026\-08\-10T09:00:00Z ;
+anything else is a usage error, so a mistyped stamp never means everything.
+"After" is strictly later, to the nanosecond the file system keeps.
+Without
+.BR \-\-id ,
+an unchanged conversation is not even opened.
+"#,
+        }],
+    },
+    // agy-encode: how messages become steps.
+    //
+    // agy-dump's `--id` (above) is another flag: it selects conversations.
+    Flag {
+        long: "id",
+        short: None,
+        kind: Kind::Value {
+            name: "ID",
+            complete: Complete::Text,
+            update: |args, value| {
+                let id = value.string()?;
+                if id.is_empty() {
+                    return Err(Error::usage("--id needs a non-empty conversation id"));
+                }
+                args.id = Some(id);
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Encode],
+            help: "conversation id of records that carry no \"conversation\"",
+            man: r#"The conversation of records that carry no
+.BR conversation .
+Without it such a record is an error.
+"#,
+        }],
+    },
+    Flag {
+        long: "generic",
+        short: None,
+        kind: Kind::Switch(|args| args.generic = true),
+        docs: &[Doc {
+            bins: &[Bin::Encode],
+            help: "write every tool step as GENERIC, as agy 1.1 and later do",
+            man: r#"Write every tool step as GENERIC (132), as agy 1.1 and later do, instead of
+the typed kinds of agy 1.0.16.
+A structured result (a directory listing, an edit outcome) still uses its
+typed step, because GENERIC holds only text.
+"#,
+        }],
+    },
+    Flag {
+        long: "onto",
+        short: None,
+        kind: Kind::Value {
+            name: "ROWS",
+            complete: Complete::File,
+            update: |args, value| {
+                args.onto = Some(value);
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Encode],
+            help: "write the messages back onto the row stream they were decoded from \
+                   (agy-dump's output, a file or a pipe): unchanged messages keep their \
+                   steps byte for byte, edited ones change only what they show, deleted \
+                   ones lose their steps, and every other row and brain file is carried \
+                   over",
+            man: r#"Write the messages back onto
+.IR ROWS ,
+the row stream of
+.BR agy\-dump (1)
+that they were decoded from (a file, or a pipe such as
+.BR "<(agy\-dump x.db)" ).
+See
+.BR "WRITING BACK" .
+"#,
+        }],
+    },
+    // agy-pack: where to write.
+    Flag {
+        long: "root",
+        short: None,
+        kind: Kind::Value {
+            name: "DIR",
+            complete: Complete::Dir,
+            update: |args, value| {
+                args.root = Some(value.into());
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Pack],
+            help: "data root to write under (default: $GEMINI_HOME/antigravity-cli, \
+                   else $HOME/.gemini/antigravity-cli)",
+            man: r#"The data root to write under; created when missing.
+Default:
+.IB $GEMINI_HOME /antigravity-cli
+when
+.B GEMINI_HOME
+is set, else
+.IB $HOME /.gemini/antigravity-cli\fR.
+"#,
+        }],
+    },
+    // The data root's surface, read by agy-dump and written by agy-pack.
+    Flag {
+        long: "lane",
+        short: None,
+        kind: Kind::Value {
+            name: "LANE",
+            complete: Complete::Choices(&["cli", "acp"]),
+            update: |args, value| {
+                args.lane = Lane::parse(&value.string()?)?;
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Dump, Bin::Pack],
+            help: "default root of this agy surface: cli (default) or acp",
+            man: r#"Which surface's default data root to use:
+.B cli
+(the default,
+.IR antigravity-cli )
+or
+.B acp
+.RI ( antigravity-acp ,
+the ACP server).
+"#,
+        }],
+    },
+    // The message stream's bookkeeping steps, on either side of it:
+    // agy-decode writes them as system messages, agy-encode is told its
+    // input has them all.
+    Flag {
+        long: "all",
+        short: Some('a'),
+        kind: Kind::Switch(|args| args.all = true),
+        docs: &[
+            Doc {
+                bins: &[Bin::Decode],
+                help: "also write bookkeeping steps (checkpoints, notices, task boundaries, \
+                       errors, ...) and step kinds nothing here understands as \"system\" \
+                       messages",
+                man: r#"Also write the bookkeeping steps (checkpoints, conversation history, system
+and ephemeral messages, task boundaries, notices to the user, error messages,
+directory rules) and every step kind nothing here understands, as
+.B system
+messages.
+Without it the output is the same as that of earlier versions.
+"#,
+            },
+            Doc {
+                bins: &[Bin::Encode],
+                help: "(with --onto) the messages were decoded with --all, so a bookkeeping \
+                       step no message names was deleted",
+                man: r#"With
+.BR \-\-onto :
+the messages were decoded with
+.BR "agy\-decode \-\-all" ,
+so a bookkeeping step that no message names was deleted.
+Without it that is learnt from the first system message of a conversation,
+and bookkeeping steps before it are kept.
+"#,
+            },
+        ],
+    },
+    // Three flags are named --format: what agy-decode writes, what
+    // agy-encode reads, and what agy-render writes.
+    Flag {
+        long: "format",
+        short: None,
+        kind: Kind::Value {
+            name: "FORMAT",
+            complete: Complete::Choices(&["messages", "anthropic", "claude-code"]),
+            update: |args, value| {
+                let offered = [Format::Messages, Format::Anthropic, Format::ClaudeCode];
+                args.format = Format::parse(&value.string()?, &offered)?;
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Decode],
+            help: "messages (the default), anthropic (one Messages API request per \
+                   conversation) or claude-code (Claude Code session lines)",
+            man: r#".B messages
+(the default) writes the message stream below.
+.B anthropic
+writes one Messages API request per conversation, and
+.B claude\-code
+a Claude Code session; see
+.BR "OTHER FORMATS" .
+"#,
+        }],
+    },
+    Flag {
+        long: "format",
+        short: None,
+        kind: Kind::Value {
+            name: "FORMAT",
+            complete: Complete::Choices(&["messages", "claude-code"]),
+            update: |args, value| {
+                let offered = [Format::Messages, Format::ClaudeCode];
+                args.format = Format::parse(&value.string()?, &offered)?;
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Encode],
+            help: "what FILE holds: messages (the default) or claude-code (Claude Code \
+                   session files, one session each)",
+            man: r#"What each
+.I FILE
+holds:
+.B messages
+(the default), or
+.B claude\-code
+for Claude Code session files, one session each (see
+.BR "CLAUDE CODE SESSIONS" ).
+"#,
+        }],
+    },
+    Flag {
+        long: "format",
+        short: Some('f'),
+        kind: Kind::Value {
+            name: "FORMAT",
+            complete: Complete::Choices(&["html", "markdown", "md"]),
+            update: |args, value| {
+                args.render_format = crate::render::Format::parse(&value.string()?)?;
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Render],
+            help: "html (default) or markdown",
+            man: r#".B html
+(the default) or
+.B markdown
+.RB ( md ).
+"#,
+        }],
+    },
+    // agy-render: where the pages go.
+    Flag {
+        long: "out",
+        short: Some('o'),
+        kind: Kind::Value {
+            name: "DIR",
+            complete: Complete::Dir,
+            update: |args, value| {
+                args.out = Some(value.into());
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Render],
+            help: "write DIR/<id>.html (or .md) per conversation and an index of every \
+                   conversation in DIR; without it, one document with every conversation \
+                   goes to stdout",
+            man: r#"Write a page per conversation and the index into
+.IR DIR ,
+creating it if needed.
+"#,
+        }],
+    },
+    // agy-decode: the other agents' formats.
+    Flag {
+        long: "thinking",
+        short: None,
+        kind: Kind::Value {
+            name: "MODE",
+            complete: Complete::Choices(&["drop", "text"]),
+            update: |args, value| {
+                args.thinking = Thinking::parse(&value.string()?)?;
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Decode],
+            help: "anthropic, claude-code: drop thinking (the default) or turn it into text",
+            man: r#"With
+.B anthropic
+and
+.BR claude\-code :
+.B drop
+(the default) leaves thinking out;
+.B text
+turns each thinking block into a text block
+.BI <thinking> TEXT </thinking>
+at its place.
+"#,
+        }],
+    },
+    Flag {
+        long: "out-dir",
+        short: None,
+        kind: Kind::Value {
+            name: "DIR",
+            complete: Complete::Dir,
+            update: |args, value| {
+                args.out_dir = Some(value.into());
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Decode],
+            help: "claude-code: write DIR/<slug>/<id>.jsonl per conversation (DIR \
+                   ~/.claude/projects makes it resumable) and print each path",
+            man: r#"With
+.BR claude\-code :
+write each conversation to
+.IB DIR / SLUG / ID .jsonl
+instead of standard output, and print the path of each file written.
+.B \-\-out\-dir ~/.claude/projects
+makes a conversation resumable with
+.BI "claude \-\-resume " ID
+from its directory.
+"#,
+        }],
+    },
+    Flag {
+        long: "cwd",
+        short: None,
+        kind: Kind::Value {
+            name: "DIR",
+            complete: Complete::Dir,
+            update: |args, value| {
+                args.cwd = Some(value.string()?);
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Decode],
+            help: "claude-code: the project directory of every session, instead of each \
+                   conversation's own",
+            man: r#"With
+.BR claude\-code :
+the project directory of every session (its
+.B cwd
+and its slug), instead of each conversation's own.
+"#,
+        }],
+    },
+    // Replacing what a write finds in its way: Claude Code sessions
+    // (agy-decode), conversations (agy-pack).
+    Flag {
+        long: "force",
+        short: Some('f'),
+        kind: Kind::Switch(|args| args.force = true),
+        docs: &[
+            Doc {
+                bins: &[Bin::Decode],
+                help: "claude-code: replace session files that exist",
+                man: r#"With
+.BR "claude\-code \-\-out\-dir" :
+replace session files that exist.
+Without it an existing file is an error and is left as it was: Claude Code
+appends to a session it resumes.
+"#,
+            },
+            Doc {
+                bins: &[Bin::Pack],
+                help: "replace conversations that already exist",
+                man: "Replace conversations that already exist.\n",
+            },
+        ],
+    },
+    Flag {
+        long: "dry-run",
+        short: Some('n'),
+        kind: Kind::Switch(|args| args.dry_run = true),
+        docs: &[Doc {
+            bins: &[Bin::Pack],
+            help: "check the stream, write nothing",
+            man: r#"Check the whole stream, building each conversation in a private temporary
+directory, and write nothing under the root.
+The paths that would be written are printed.
+"#,
+        }],
+    },
+    // What a format conversion changed or lost, said on stderr.
+    Flag {
+        long: "verbose",
+        short: Some('v'),
+        kind: Kind::Switch(|args| args.verbose = true),
+        docs: &[
+            Doc {
+                bins: &[Bin::Decode],
+                help: "anthropic, claude-code: say on stderr what was changed or dropped",
+                man: r#"With
+.B anthropic
+and
+.BR claude\-code :
+say on standard error, per conversation and in total, what was changed or
+dropped, with counts.
+"#,
+            },
+            Doc {
+                bins: &[Bin::Encode],
+                help: "claude-code: say on stderr what was left out",
+                man: r#"With
+.BR claude\-code :
+say on standard error, per session, what was left out, with counts.
+"#,
+            },
+        ],
+    },
+    // Every binary: what is generated from this table, help, version.
+    Flag {
+        long: "generate",
+        short: None,
+        kind: Kind::Value {
+            name: "KIND",
+            complete: Complete::Choices(&[
+                Generate::Man.name(),
+                Generate::CompleteBash.name(),
+                Generate::CompleteZsh.name(),
+                Generate::CompleteFish.name(),
+            ]),
+            update: |args, value| {
+                let generate = Generate::parse(&value.string()?)?;
+                args.special = Some(Special::Generate(generate));
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: ALL_BINS,
+            help: "print the man page (man) or a shell completion script (complete-bash, \
+                   complete-zsh, complete-fish)",
+            man: r#"Print
+.I KIND
+and exit:
+.B man
+is this manual page as troff, and
+.BR \%complete\-bash ,
+.B \%complete\-zsh
+and
+.B \%complete\-fish
+are scripts that complete the program's flags and their values in those
+shells.
+A shell loads its script at start-up from a line in
+.IR ~/.bashrc ,
+.I ~/.zshrc
+(after
+.BR compinit )
+or
+.IR ~/.config/fish/config.fish :
+.RS
+.IP "" 4
+.nf
+source <({name} \-\-generate complete\-bash)
+source <({name} \-\-generate complete\-zsh)
+{name} \-\-generate complete\-fish | source
+.fi
+.RE
+"#,
+        }],
+    },
+    Flag {
+        long: "help",
+        short: Some('h'),
+        kind: Kind::Switch(|args| args.special = Some(Special::Help)),
+        docs: &[Doc {
+            bins: ALL_BINS,
+            help: "print this help",
+            man: "Print a summary of usage and exit.\n",
+        }],
+    },
+    Flag {
+        long: "version",
+        short: Some('V'),
+        kind: Kind::Switch(|args| args.special = Some(Special::Version)),
+        docs: &[Doc {
+            bins: ALL_BINS,
+            help: "print the version",
+            man: "Print the version and exit.\n",
+        }],
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flags::{self, Kind};
+
+    /// The parser finds a flag by its name among those of the binary, so
+    /// one binary must not see two flags of one name.
+    #[test]
+    fn names_are_unique_within_each_binary() {
+        for bin in Bin::ALL {
+            let mut longs = Vec::new();
+            let mut shorts = Vec::new();
+            for (flag, _) in flags::of(bin) {
+                assert!(
+                    !longs.contains(&flag.long),
+                    "{} --{}",
+                    bin.name(),
+                    flag.long
+                );
+                longs.push(flag.long);
+                if let Some(c) = flag.short {
+                    assert!(!shorts.contains(&c), "{} -{c}", bin.name());
+                    shorts.push(c);
+                }
+            }
+            for every in ["help", "version", "generate"] {
+                assert!(longs.contains(&every), "{} --{every}", bin.name());
+            }
+        }
+    }
+
+    #[test]
+    fn each_flag_has_one_text_per_binary() {
+        for flag in FLAGS {
+            assert!(!flag.docs.is_empty(), "--{}", flag.long);
+            for bin in Bin::ALL {
+                let texts = flag.docs.iter().filter(|d| d.bins.contains(&bin)).count();
+                assert!(
+                    texts <= 1,
+                    "--{} has {texts} texts in {}",
+                    flag.long,
+                    bin.name()
+                );
+            }
+        }
+    }
+
+    /// The texts keep the house style the renderers rely on: a help
+    /// phrase wraps on spaces and has no period; man text is whole troff
+    /// lines, none blank or starting with a space or `'` (a blank line or
+    /// a leading space breaks the paragraph, `'` starts a request).
+    #[test]
+    fn texts_fit_their_renderers() {
+        for flag in FLAGS {
+            assert!(flag.long.len() > 1 && !flag.long.starts_with('-'));
+            if let Kind::Value { name, .. } = flag.kind {
+                assert!(name.chars().all(|c| c.is_ascii_uppercase()), "{name}");
+            }
+            for doc in flag.docs {
+                let help = doc.help;
+                assert!(
+                    !help.is_empty() && !help.ends_with('.'),
+                    "--{}: {help}",
+                    flag.long
+                );
+                assert!(
+                    !help.contains("  ") && !help.contains('\n'),
+                    "--{}: {help}",
+                    flag.long
+                );
+                assert!(doc.man.ends_with('\n'), "--{}", flag.long);
+                for line in doc.man.lines() {
+                    let bad = line.trim().is_empty()
+                        || line.starts_with(' ')
+                        || line.starts_with('\'')
+                        || line.ends_with(' ');
+                    assert!(!bad, "--{}: man line {line:?}", flag.long);
+                }
+            }
+        }
+    }
+}
