@@ -10,7 +10,7 @@ use agy_tools::format::{self, Format, Sink, Thinking};
 use agy_tools::io::{self, Lines, Output};
 use agy_tools::record::Record;
 
-const NAME: &str = Bin::Decode.name();
+const NAME: &str = PROGRAM.bin.name();
 
 const PROGRAM: Program = Program {
     bin: Bin::Decode,

@@ -10,7 +10,7 @@ use agy_tools::flags::{self, Bin, Program};
 use agy_tools::io::Output;
 use agy_tools::root;
 
-const NAME: &str = Bin::Dump.name();
+const NAME: &str = PROGRAM.bin.name();
 
 const PROGRAM: Program = Program {
     bin: Bin::Dump,

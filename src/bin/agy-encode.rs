@@ -10,7 +10,7 @@ use agy_tools::format::{claude_code_read, Format};
 use agy_tools::io::{self, Lines, Output};
 use agy_tools::onto::{self, Merger};
 
-const NAME: &str = Bin::Encode.name();
+const NAME: &str = PROGRAM.bin.name();
 
 const PROGRAM: Program = Program {
     bin: Bin::Encode,

@@ -9,7 +9,7 @@ use agy_tools::io::{self, Lines, Output};
 use agy_tools::pack::{Batch, PackOptions, Packer};
 use agy_tools::root;
 
-const NAME: &str = Bin::Pack.name();
+const NAME: &str = PROGRAM.bin.name();
 
 const PROGRAM: Program = Program {
     bin: Bin::Pack,

@@ -8,7 +8,7 @@ use agy_tools::error::{Error, Result};
 use agy_tools::flags::{self, Bin, Program};
 use agy_tools::render::{self, RenderOptions};
 
-const NAME: &str = Bin::Render.name();
+const NAME: &str = PROGRAM.bin.name();
 
 const PROGRAM: Program = Program {
     bin: Bin::Render,

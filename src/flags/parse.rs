@@ -176,3 +176,69 @@ fn answer(program: &Program, special: Special) -> Result<()> {
     };
     cli::print(&text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+    use crate::format::{Format, Thinking};
+
+    fn parse(bin: Bin, raw: &[&str]) -> Result<Args> {
+        let program = Program {
+            bin,
+            about: "",
+            after: "",
+            man: "",
+        };
+        Ok(parse_from(&program, raw)?.expect("not --help, --version or --generate"))
+    }
+
+    #[test]
+    fn flags_reach_their_fields_in_every_spelling() {
+        let raw = [
+            "-av",
+            "--format=anthropic",
+            "--thinking",
+            "text",
+            "x",
+            "-",
+            "--",
+            "-f",
+        ];
+        let args = parse(Bin::Decode, &raw).unwrap();
+        assert!(args.all && args.verbose && !args.force);
+        assert_eq!(args.format, Format::Anthropic);
+        assert_eq!(args.thinking, Thinking::Text);
+        assert_eq!(args.paths, ["x", "-", "-f"]);
+
+        // One letter, two flags: -f is --format in agy-render, --force
+        // in agy-pack.
+        let args = parse(Bin::Render, &["-fmd", "-o", "out"]).unwrap();
+        assert_eq!(args.render_format, crate::render::Format::Markdown);
+        assert_eq!(args.out, Some(PathBuf::from("out")));
+        let args = parse(Bin::Pack, &["-fn", "--lane=acp"]).unwrap();
+        assert!(args.force && args.dry_run);
+        assert_eq!(args.lane, Lane::Acp);
+
+        let args = parse(Bin::Dump, &["--id", "a", "--id=b", "--no-brain"]).unwrap();
+        assert_eq!(args.ids, ["a", "b"]);
+        assert!(args.no_brain);
+        let args = parse(Bin::Encode, &["--id", "c", "--id", "d", "--onto", "rows"]).unwrap();
+        assert_eq!(args.id.as_deref(), Some("d"));
+        assert_eq!(args.onto, Some(OsString::from("rows")));
+    }
+
+    #[test]
+    fn a_flag_of_another_binary_is_unknown() {
+        for (bin, flag) in [
+            (Bin::Encode, "-f"),
+            (Bin::Dump, "--onto"),
+            (Bin::Render, "--all"),
+            (Bin::Pack, "--format"),
+        ] {
+            let err = parse(bin, &[flag, "x"]).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Usage);
+            assert_eq!(err.message(), format!("invalid option '{flag}'"));
+        }
+    }
+}
