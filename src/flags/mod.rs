@@ -127,12 +127,12 @@ pub enum Complete {
 pub struct Doc {
     pub bins: &'static [Bin],
     /// For `--help`: a phrase, lower case, no final period; wrapped to
-    /// the terminal's 80 columns when printed. Completion scripts show it
-    /// as the flag's description.
+    /// fit 80 columns when printed. Completion scripts show it as the
+    /// flag's description.
     pub help: &'static str,
     /// For the man page: troff (`-man` macros) placed after the `.TP`
     /// line that names the flag, one sentence per line as the pages are
-    /// written.
+    /// written; `{name}` stands for the program's name.
     pub man: &'static str,
 }
 
