@@ -318,16 +318,21 @@ fn bash_completes_every_flag_and_its_values() {
 /// Drives zsh's own completion system in a pseudo-terminal: types `$2`
 /// and TAB into an interactive zsh whose `$fpath` has `$1`, and prints
 /// each word completion offers (caught at `compadd`) as `HIT:word`.
+/// What is typed while the shell is still busy meets the terminal's own
+/// line editing, so on a loaded machine it is echoed at once and a ^U in
+/// it would erase the line before zsh reads it: the markers are typed as
+/// `ST''ART` and `E''ND`, so that only the commands' output says START and
+/// END, and the line is cleared with ^X, which the terminal leaves alone.
 const ZSH_DRIVER: &str = r#"
 zmodload zsh/zpty
 zpty z zsh -f -i
 zpty -w z "PROMPT=''; fpath=($1 \$fpath); autoload -U compinit; compinit -u -D"
 zpty -w z 'compadd () { local -a hits; builtin compadd -O hits "$@"; print -rl -- "" ${^hits/#/HIT:} >/dev/tty; builtin compadd "$@" }'
-zpty -w z "bindkey '^I' complete-word; print READY"
+zpty -w z "bindkey '^I' complete-word; bindkey '^X' kill-whole-line; print READY"
 zpty -r z line '*READY*'
-zpty -w z "print -r -- START"$'\n'
+zpty -w z "print -r -- ST''ART"$'\n'
 zpty -n -w z "$2"$'\t'
-zpty -w z $'\C-u'"print -r -- END"$'\n'
+zpty -w z $'\C-x'"print -r -- E''ND"$'\n'
 out=""
 while zpty -r z line; do out+=$line; [[ $out == *START*END* ]] && break; done 2>/dev/null
 print -r -- $out | tr -d '\r' | grep -a '^HIT:' | sed 's/^HIT://' | sort -u
