@@ -81,10 +81,16 @@ impl ToolInput {
     }
 
     /// The inverse of [`ToolInput::from_arguments_json`]: a string is
-    /// written as its raw text, anything else as compact JSON.
+    /// written as its raw text when that reads back as the same string,
+    /// anything else (a blank string, a string that is JSON text itself,
+    /// any other value) as compact JSON, so the two are a round trip.
     pub fn to_arguments_json(&self) -> String {
         match self {
-            ToolInput::Other(Value::String(raw)) => raw.clone(),
+            ToolInput::Other(Value::String(raw))
+                if !raw.trim().is_empty() && serde_json::from_str::<Value>(raw).is_err() =>
+            {
+                raw.clone()
+            }
             ToolInput::Other(value) => json::value_to_string(value),
             ToolInput::Object(args) => object_json(args),
         }

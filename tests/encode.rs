@@ -482,3 +482,35 @@ fn a_failed_edit_with_a_structured_result_round_trips() {
         assert_same_lines(&decode(&encode(args, &stream)), &stream);
     }
 }
+
+/// Found by the roundtrip fuzz target (fuzz/RESULTS.md): a tool_use whose
+/// input is a string went into arguments_json as its raw text, which read
+/// back as `{}` when blank and as another value when it was JSON text
+/// itself (`"5"` came back as 5). Every input now comes back as it went in.
+#[test]
+fn tool_inputs_that_are_strings_round_trip() {
+    let inputs = [
+        r#""""#,
+        r#"" ""#,
+        r#""x""#,
+        r#""5""#,
+        r#""[1]""#,
+        r#""{\"a\":1}""#,
+        r#"5"#,
+        r#"[1,2]"#,
+        r#"{}"#,
+    ];
+    let mut lines =
+        vec![r#"{"conversation":"c","kind":"message","role":"user","idx":0,"content":[{"type":"text","text":"go"}]}"#.to_string()];
+    for (i, input) in inputs.iter().enumerate() {
+        lines.push(format!(
+            r#"{{"conversation":"c","kind":"message","role":"assistant","idx":{},"content":[{{"type":"tool_use","id":"t{i}","name":"invoke_subagent","input":{input}}}]}}"#,
+            i + 1
+        ));
+    }
+    lines.push(r#"{"conversation":"c","kind":"meta","id":"c","title":"go"}"#.to_string());
+    let stream = lines.join("\n") + "\n";
+    for args in [&[][..], &["--generic"][..]] {
+        assert_same_lines(&decode(&encode(args, &stream)), &stream);
+    }
+}
