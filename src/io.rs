@@ -201,6 +201,11 @@ impl Output {
         Output::with_sink(Sink::Writer(sink))
     }
 
+    /// An output into `captured`, read back with [`Captured::take`].
+    pub fn captured(captured: &Captured) -> Output {
+        Output::to(Box::new(captured.clone()))
+    }
+
     fn with_sink(sink: Sink) -> Output {
         Output {
             buf: Vec::with_capacity(FLUSH_AT * 2),
@@ -352,5 +357,39 @@ mod tests {
             ];
             assert_eq!(got, expected, "step {step}");
         }
+    }
+}
+
+/// Bytes written to an [`Output`] kept in memory, for a reader in the same
+/// process: agy-decode's format conversion reads its own message stream
+/// back this way, and tests and fuzz targets read what a tool wrote.
+#[derive(Clone, Default)]
+pub struct Captured(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl Captured {
+    /// What was written (and flushed) since the last take.
+    pub fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut self.0.borrow_mut())
+    }
+
+    /// Hands a taken buffer back, emptied, so the next writes reuse its
+    /// allocation (unless something was written meanwhile).
+    pub fn give_back(&self, mut bytes: Vec<u8>) {
+        bytes.clear();
+        let mut buffer = self.0.borrow_mut();
+        if buffer.is_empty() {
+            *buffer = bytes;
+        }
+    }
+}
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }

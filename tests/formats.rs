@@ -20,13 +20,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use std::cell::RefCell;
-use std::io::Write;
-use std::rc::Rc;
-
 use agy_tools::format::claude_code::project_slug;
 use agy_tools::format::{self, Converter, Format};
-use agy_tools::io::Output;
+use agy_tools::io::{Captured, Output};
 use fake_api::FakeApi;
 use serde_json::{json, Value};
 use support::{exe, run, run_ok, Scratch};
@@ -214,30 +210,17 @@ fn future_stream() -> String {
     stream
 }
 
-struct Shared(Rc<RefCell<Vec<u8>>>);
-
-impl Write for Shared {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Converts a message stream with the library's converter.
 fn convert(stream: &str, format: Format, options: format::Options) -> Vec<u8> {
-    let buffer = Rc::new(RefCell::new(Vec::new()));
-    let mut out = Output::to(Box::new(Shared(buffer.clone())));
+    let captured = Captured::default();
+    let mut out = Output::captured(&captured);
     let mut converter = Converter::new(format, options);
     for line in stream.lines() {
         converter.line(line.as_bytes(), &mut out).unwrap();
     }
     converter.finish(&mut out).unwrap();
     out.flush().unwrap();
-    let bytes = buffer.borrow().clone();
-    bytes
+    captured.take()
 }
 
 /// What a conversation must still hold after conversion: its texts, its

@@ -78,6 +78,9 @@ fn run(data: &[u8]) {
         if let Err(e) = dump::dump(&targets, &options, &mut sink(), &mut warn) {
             panic!("agy-dump fails on what agy-pack wrote: {e}");
         }
-        assert!(skipped.is_empty(), "agy-pack wrote what agy-dump skips: {skipped:?}");
+        assert!(
+            skipped.is_empty(),
+            "agy-pack wrote what agy-dump skips: {skipped:?}"
+        );
     }
 }

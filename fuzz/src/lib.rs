@@ -10,46 +10,19 @@
 //! one input makes the library allocate; SQLite's own C allocations are not
 //! in it (its page cache is bounded by SQLite).
 
-use std::cell::RefCell;
-use std::io::{Cursor, Write};
+use std::io::Cursor;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use agy_tools::io::{Lines, Output};
+use agy_tools::io::{Captured, Lines, Output};
 
 /// `data` as the tools read a file: through [`Lines`], so blank lines,
 /// `\r\n` and a missing last newline go through the real reader.
 pub fn lines(data: &[u8]) -> Lines {
     Lines::from_reader("fuzz", Box::new(Cursor::new(data.to_vec())))
-}
-
-/// Bytes written to an [`Output`], readable after it is flushed.
-#[derive(Clone, Default)]
-pub struct Captured(Rc<RefCell<Vec<u8>>>);
-
-impl Captured {
-    /// An output into this capture.
-    pub fn output(&self) -> Output {
-        Output::to(Box::new(self.clone()))
-    }
-
-    pub fn take(&self) -> Vec<u8> {
-        std::mem::take(&mut self.0.borrow_mut())
-    }
-}
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// An output that discards everything, as `> /dev/null` would.
@@ -76,7 +49,7 @@ pub fn decode_rows(rows: &[u8], all: bool) -> agy_tools::error::Result<(Vec<u8>,
     use agy_tools::decode::{Decoder, Options};
     use agy_tools::record::Record;
     let captured = Captured::default();
-    let mut out = captured.output();
+    let mut out = Output::captured(&captured);
     let mut decoder = Decoder::new(Options { all });
     let mut warnings = Vec::new();
     let mut input = lines(rows);
@@ -105,7 +78,7 @@ pub fn decode_rows(rows: &[u8], all: bool) -> agy_tools::error::Result<(Vec<u8>,
 pub fn encode_messages(messages: &[u8], generic: bool) -> agy_tools::error::Result<Vec<u8>> {
     use agy_tools::encode::{self, Encoder, Options};
     let captured = Captured::default();
-    let mut out = captured.output();
+    let mut out = Output::captured(&captured);
     let mut encoder = Encoder::new(Options { generic, id: None });
     let mut input = lines(messages);
     while let Some(line) = input.next_line()? {

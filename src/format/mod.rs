@@ -15,16 +15,13 @@ pub mod claude_code;
 pub mod claude_code_read;
 pub mod turns;
 
-use std::cell::RefCell;
 use std::fmt;
-use std::io::Write;
 use std::path::PathBuf;
-use std::rc::Rc;
 
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
-use crate::io::Output;
+use crate::io::{Captured, Output};
 use crate::message::{Block, Role, Usage};
 
 /// What a tool reads or writes besides the message stream.
@@ -314,20 +311,6 @@ impl Converter {
     }
 }
 
-/// A `Write` into a buffer shared with the [`Sink`] that drains it.
-struct Shared(Rc<RefCell<Vec<u8>>>);
-
-impl Write for Shared {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Where agy-decode writes: standard output for the plain stream, or an
 /// in-process buffer whose message lines a [`Converter`] turns into the
 /// chosen format after each input record.
@@ -338,7 +321,8 @@ pub struct Sink {
 
 struct Conversion {
     tap: Output,
-    shared: Rc<RefCell<Vec<u8>>>,
+    /// What the decoder wrote into `tap`.
+    captured: Captured,
     /// The start of a line whose end has not come yet.
     partial: Vec<u8>,
     converter: Converter,
@@ -347,10 +331,10 @@ struct Conversion {
 impl Sink {
     pub fn new(format: Format, options: Options, out: Output) -> Sink {
         let conversion = (format != Format::Messages).then(|| {
-            let shared = Rc::new(RefCell::new(Vec::new()));
+            let captured = Captured::default();
             Box::new(Conversion {
-                tap: Output::to(Box::new(Shared(shared.clone()))),
-                shared,
+                tap: Output::captured(&captured),
+                captured,
                 partial: Vec::new(),
                 converter: Converter::new(format, options),
             })
@@ -372,7 +356,7 @@ impl Sink {
             return self.out.end_record();
         };
         c.tap.flush()?;
-        let mut bytes = std::mem::take(&mut *c.shared.borrow_mut());
+        let bytes = c.captured.take();
         let mut rest = &bytes[..];
         while let Some(end) = memchr::memchr(b'\n', rest) {
             if c.partial.is_empty() {
@@ -386,11 +370,7 @@ impl Sink {
         }
         c.partial.extend_from_slice(rest);
         // Hand the allocation back for the next record.
-        bytes.clear();
-        let mut buffer = c.shared.borrow_mut();
-        if buffer.is_empty() {
-            *buffer = bytes;
-        }
+        c.captured.give_back(bytes);
         Ok(())
     }
 
