@@ -256,6 +256,23 @@ fn dir_flags(bin: Bin) -> Vec<&'static str> {
         .collect()
 }
 
+/// That `complete` (a shell completing a command line) offers exactly
+/// what [`expectations`] says for `bin`, and only the directory `sub` (as
+/// the shell writes it: `dir`) for a flag whose value is a directory.
+fn assert_completes(shell: &str, bin: Bin, dir: &str, complete: impl Fn(&str) -> BTreeSet<String>) {
+    for (line, expected) in expectations(bin) {
+        assert_eq!(complete(&line), expected, "{shell}: {line:?}");
+    }
+    for long in dir_flags(bin) {
+        let line = format!("{} --{long} ", bin.name());
+        assert_eq!(
+            complete(&line),
+            BTreeSet::from([dir.to_string()]),
+            "{shell}: {line:?}"
+        );
+    }
+}
+
 #[test]
 fn bash_completes_every_flag_and_its_values() {
     let Some(bash) = shell("bash") else { return };
@@ -288,17 +305,7 @@ fn bash_completes_every_flag_and_its_values() {
                 .unwrap();
             ok(out, line).lines().map(str::to_string).collect()
         };
-        for (line, expected) in expectations(bin) {
-            assert_eq!(complete(&line), expected, "bash: {line:?}");
-        }
-        for long in dir_flags(bin) {
-            let line = format!("{} --{long} ", bin.name());
-            assert_eq!(
-                complete(&line),
-                BTreeSet::from(["sub".to_string()]),
-                "bash: {line:?}"
-            );
-        }
+        assert_completes("bash", bin, "sub", complete);
         let registered = Command::new(&bash)
             .arg("-c")
             .arg(format!(
@@ -362,17 +369,7 @@ fn zsh_completes_every_flag_and_its_values() {
                 .unwrap();
             ok(out, line).lines().map(str::to_string).collect()
         };
-        for (line, expected) in expectations(bin) {
-            assert_eq!(complete(&line), expected, "zsh: {line:?}");
-        }
-        for long in dir_flags(bin) {
-            let line = format!("{} --{long} ", bin.name());
-            assert_eq!(
-                complete(&line),
-                BTreeSet::from(["sub".to_string()]),
-                "zsh: {line:?}"
-            );
-        }
+        assert_completes("zsh", bin, "sub", complete);
         // Sourced instead of autoloaded, the script registers itself.
         let sourced = Command::new(&zsh)
             .arg("-f")
@@ -414,16 +411,6 @@ fn fish_completes_every_flag_and_its_values() {
                 .map(|l| l.split('\t').next().unwrap().to_string())
                 .collect()
         };
-        for (line, expected) in expectations(bin) {
-            assert_eq!(complete(&line), expected, "fish: {line:?}");
-        }
-        for long in dir_flags(bin) {
-            let line = format!("{} --{long} ", bin.name());
-            assert_eq!(
-                complete(&line),
-                BTreeSet::from(["sub/".to_string()]),
-                "fish: {line:?}"
-            );
-        }
+        assert_completes("fish", bin, "sub/", complete);
     }
 }
