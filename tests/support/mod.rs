@@ -6,6 +6,7 @@
 
 pub mod pb;
 pub mod steps;
+pub mod store;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
