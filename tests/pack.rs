@@ -144,34 +144,27 @@ fn pack_refuses_paths_and_sql_that_escape() {
             serde_json::to_string(sql).unwrap()
         )
     };
-    refused(
-        &schema("table", "CREATE TABLE x(a); DROP TABLE y"),
-        &[],
-        &["more than one statement"],
-    );
-    refused(
-        &schema("table", "ATTACH DATABASE '/tmp/evil.db' AS evil"),
-        &[],
-        &["only CREATE TABLE"],
-    );
-    refused(
-        &schema(
+    for (kind, sql, why) in [
+        (
+            "table",
+            "CREATE TABLE x(a); DROP TABLE y",
+            "more than one statement",
+        ),
+        (
+            "table",
+            "ATTACH DATABASE '/tmp/evil.db' AS evil",
+            "only CREATE TABLE",
+        ),
+        (
             "trigger",
             "CREATE TRIGGER x AFTER INSERT ON steps BEGIN DELETE FROM steps; END",
+            "only CREATE TABLE",
         ),
-        &[],
-        &["only CREATE TABLE"],
-    );
-    refused(
-        &schema("view", "CREATE VIEW x AS SELECT 1"),
-        &[],
-        &["only CREATE TABLE"],
-    );
-    refused(
-        &schema("table", "CREATE TABLE y(a)"),
-        &[],
-        &["creates something else"],
-    );
+        ("view", "CREATE VIEW x AS SELECT 1", "only CREATE TABLE"),
+        ("table", "CREATE TABLE y(a)", "creates something else"),
+    ] {
+        refused(&schema(kind, sql), &[], &[why]);
+    }
     // A schema that is not agy's: agy-pack would write what agy-dump then
     // skips as "not an agy conversation database", so it refuses it.
     refused(
