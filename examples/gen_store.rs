@@ -7,7 +7,7 @@
 //! seeded generator, so the same command writes byte-identical files.
 //!
 //! What a conversation looks like follows FORMAT.md: the seven-table schema
-//! (`store::AGY_SCHEMA`, user_version 1, WAL, 32 KiB pages), the
+//! (`sqlite::AGY_SCHEMA`, user_version 1, WAL, 32 KiB pages), the
 //! `trajectory_meta` and `trajectory_metadata_blob` rows, one `gen_metadata`
 //! row per model generation, and steps in the order of a real session
 //! (section 3.1): USER_INPUT, CONVERSATION_HISTORY, then rounds of
@@ -27,8 +27,8 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use agy_tools::store::{AGY_SCHEMA, AGY_USER_VERSION};
-use agy_tools::wire::Writer;
+use agy_tools::agy::wire::Writer;
+use agy_tools::store::sqlite::{AGY_SCHEMA, AGY_USER_VERSION};
 use rusqlite::{params, Connection};
 use serde::Serialize;
 use serde_json::{json, Value};

@@ -112,3 +112,9 @@ impl From<rusqlite::Error> for Error {
         Error::data(format!("sqlite: {err}"))
     }
 }
+
+/// Prints a warning line on stderr, prefixed with the program's name: data
+/// that could be read only in part, or input that was changed to fit.
+pub fn warn(name: &str, message: impl std::fmt::Display) {
+    eprintln!("{name}: warning: {message}");
+}

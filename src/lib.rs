@@ -1,33 +1,37 @@
 //! agy-tools: read, edit and write the conversation store of Google's
 //! Antigravity CLI (`agy`) as newline-delimited JSON.
 //!
-//! The binaries are thin; each concern lives in one module here:
-//! [`wire`] reads and writes protobuf without a schema, [`record`] is the row
-//! stream that every tool speaks, [`store`] moves rows between SQLite and that
-//! stream, and [`error`] carries context for messages that name the file,
-//! line or row at fault.
+//! The library is laid out by layer, lowest first; a layer imports only the
+//! layers listed before it:
+//!
+//! 1. the ground floor: [`error`] (errors that name the file, line or row at
+//!    fault, and warnings) and [`time`];
+//! 2. [`agy`]: what agy's bytes mean (protobuf, step numbers, tool names);
+//! 3. [`stream`]: the row stream and the message stream, and their I/O;
+//! 4. [`kinds`]: step kinds as messages, both ways; [`store`]: SQLite
+//!    databases and the data root;
+//! 5. one folder per tool: [`decode`] (rows to messages), then [`encode`]
+//!    (messages to rows, and `--onto` edits), [`pack`] (rows to databases);
+//!    then [`format`] (other agents' formats) and [`render`] (pages for
+//!    people);
+//! 6. [`cli`]: the flags and the shell around a binary.
+//!
+//! The binaries in `src/bin/` are thin mains over [`cli`] and the tool
+//! folders.
+
+pub mod error;
+pub mod time;
+
+pub mod agy;
+pub mod stream;
+
+pub mod kinds;
+pub mod store;
+
+pub mod decode;
+pub mod encode;
+pub mod format;
+pub mod pack;
+pub mod render;
 
 pub mod cli;
-pub mod decode;
-pub mod dump;
-pub mod encode;
-pub mod error;
-pub mod flags;
-pub mod format;
-pub mod io;
-pub mod json;
-pub mod message;
-pub mod message_reader;
-pub mod onto;
-pub mod pack;
-pub mod record;
-pub mod render;
-pub mod results;
-pub mod root;
-pub mod spool;
-pub mod steps;
-pub mod store;
-pub mod system;
-pub mod time;
-pub mod tools;
-pub mod wire;

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use agy_tools::flags::{self, Bin, Complete, Kind};
+use agy_tools::cli::flags::{self, Bin, Complete, Kind};
 use support::{run, run_ok, stderr, Scratch};
 
 fn manifest_dir() -> &'static Path {

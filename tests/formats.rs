@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use agy_tools::format::claude_code::project_slug;
 use agy_tools::format::{self, Converter, Format};
-use agy_tools::io::{Captured, Output};
+use agy_tools::stream::io::{Captured, Output};
 use fake_api::FakeApi;
 use serde_json::{json, Value};
 use support::{exe, run, run_ok, Scratch};

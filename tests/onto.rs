@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use agy_tools::wire;
+use agy_tools::agy::wire;
 use serde_json::Value;
 use support::pb::Msg;
 use support::steps::*;
@@ -612,9 +612,12 @@ fn jq_edits_change_only_the_steps_they_touch() {
     for old in 11..=12 {
         let moved = &after[&steps_key(old - 1)];
         let was = &before[&steps_key(old)];
-        let step =
-            agy_tools::onto::patch::renumber_step(&blob(moved, "step_payload"), old - 1, old)
-                .unwrap();
+        let step = agy_tools::encode::onto::patch::renumber_step(
+            &blob(moved, "step_payload"),
+            old - 1,
+            old,
+        )
+        .unwrap();
         assert_eq!(
             step,
             blob(was, "step_payload"),

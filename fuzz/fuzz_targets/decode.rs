@@ -6,7 +6,7 @@
 
 use agy_fuzz::{lines, sink};
 use agy_tools::decode::{Decoder, Options};
-use agy_tools::record::Record;
+use agy_tools::stream::record::Record;
 use libfuzzer_sys::fuzz_target;
 
 fn decode(data: &[u8], all: bool) {

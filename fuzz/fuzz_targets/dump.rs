@@ -5,7 +5,7 @@
 #![no_main]
 
 use agy_fuzz::{scratch, sink};
-use agy_tools::dump::{self, DumpOptions};
+use agy_tools::store::dump::{self, DumpOptions};
 use libfuzzer_sys::fuzz_target;
 
 const ID: &str = "0bb5c533-0f37-4e6b-8578-b94607c75201";

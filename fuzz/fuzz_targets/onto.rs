@@ -6,7 +6,7 @@
 #![no_main]
 
 use agy_fuzz::{lines, scratch, sink};
-use agy_tools::onto::{Merger, Options};
+use agy_tools::encode::onto::{Merger, Options};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| agy_fuzz::measure(|| run(data)));

@@ -7,7 +7,7 @@
 #![no_main]
 
 use agy_fuzz::{lines, scratch, sink};
-use agy_tools::dump::{self, DumpOptions};
+use agy_tools::store::dump::{self, DumpOptions};
 use agy_tools::pack::{Batch, PackOptions, Packer};
 use libfuzzer_sys::fuzz_target;
 

@@ -3,7 +3,7 @@
 //! must survive being written back by the writers agy-dump uses.
 #![no_main]
 
-use agy_tools::record::{self, Cell, Column, Record};
+use agy_tools::stream::record::{self, Cell, Column, Record};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|line: &[u8]| agy_fuzz::measure(|| run(line)));

@@ -11,7 +11,7 @@
 #![no_main]
 
 use agy_fuzz::{decode_rows, encode_messages};
-use agy_tools::message::base64_encode;
+use agy_tools::stream::message::base64_encode;
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};

@@ -2,7 +2,7 @@
 //! through it. It must never panic, and its views of one buffer must agree.
 #![no_main]
 
-use agy_tools::wire::{self, Field, Message, Value, Writer};
+use agy_tools::agy::wire::{self, Field, Message, Value, Writer};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| agy_fuzz::measure(|| run(data)));

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use agy_tools::io::{Captured, Lines, Output};
+use agy_tools::stream::io::{Captured, Lines, Output};
 
 /// `data` as the tools read a file: through [`Lines`], so blank lines,
 /// `\r\n` and a missing last newline go through the real reader.
@@ -47,7 +47,7 @@ pub fn scratch() -> &'static Path {
 /// the error of the first line it refuses.
 pub fn decode_rows(rows: &[u8], all: bool) -> agy_tools::error::Result<(Vec<u8>, Vec<String>)> {
     use agy_tools::decode::{Decoder, Options};
-    use agy_tools::record::Record;
+    use agy_tools::stream::record::Record;
     let captured = Captured::default();
     let mut out = Output::captured(&captured);
     let mut decoder = Decoder::new(Options { all });

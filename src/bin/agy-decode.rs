@@ -3,12 +3,12 @@
 use std::process::ExitCode;
 
 use agy_tools::cli;
+use agy_tools::cli::flags::{self, Bin, Program};
 use agy_tools::decode::{Decoder, Options};
 use agy_tools::error::{Error, Result};
-use agy_tools::flags::{self, Bin, Program};
 use agy_tools::format::{self, Format, Sink, Thinking};
-use agy_tools::io::{self, Lines, Output};
-use agy_tools::record::Record;
+use agy_tools::stream::io::{self, Lines, Output};
+use agy_tools::stream::record::Record;
 
 const NAME: &str = PROGRAM.bin.name();
 
@@ -74,7 +74,7 @@ fn run() -> Result<()> {
                 return Err(err.context(lines.place()));
             }
             for warning in decoder.take_warnings() {
-                cli::warn(NAME, format_args!("{}: {warning}", lines.place()));
+                agy_tools::error::warn(NAME, format_args!("{}: {warning}", lines.place()));
             }
         }
     }

@@ -4,11 +4,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agy_tools::cli;
-use agy_tools::dump::{self, DumpOptions};
+use agy_tools::cli::flags::{self, Bin, Program};
 use agy_tools::error::{Error, Result};
-use agy_tools::flags::{self, Bin, Program};
-use agy_tools::io::Output;
-use agy_tools::root;
+use agy_tools::store::dump::{self, DumpOptions};
+use agy_tools::store::root;
+use agy_tools::stream::io::Output;
 
 const NAME: &str = PROGRAM.bin.name();
 
@@ -53,11 +53,11 @@ fn run() -> Result<()> {
     }
     let targets = dump::targets(&paths)?;
     let mut out = Output::stdout();
-    let mut warn = |message: String| cli::warn(NAME, message);
+    let mut warn = |message: String| agy_tools::error::warn(NAME, message);
     let outcome = dump::dump(&targets, &options, &mut out, &mut warn)?;
     out.flush()?;
     if outcome.damaged > 0 {
-        cli::warn(
+        agy_tools::error::warn(
             NAME,
             format!(
                 "{} conversation(s) hold damaged rows (each named above); they are dumped whole",

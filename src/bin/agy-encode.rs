@@ -3,12 +3,12 @@
 use std::process::ExitCode;
 
 use agy_tools::cli;
+use agy_tools::cli::flags::{self, Bin, Program};
+use agy_tools::encode::onto::{self, Merger};
 use agy_tools::encode::{self, Encoder, Options};
 use agy_tools::error::{Error, Result};
-use agy_tools::flags::{self, Bin, Program};
 use agy_tools::format::{claude_code_read, Format};
-use agy_tools::io::{self, Lines, Output};
-use agy_tools::onto::{self, Merger};
+use agy_tools::stream::io::{self, Lines, Output};
 
 const NAME: &str = PROGRAM.bin.name();
 

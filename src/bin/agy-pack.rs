@@ -3,11 +3,11 @@
 use std::process::ExitCode;
 
 use agy_tools::cli;
+use agy_tools::cli::flags::{self, Bin, Program};
 use agy_tools::error::Result;
-use agy_tools::flags::{self, Bin, Program};
-use agy_tools::io::{self, Lines, Output};
 use agy_tools::pack::{Batch, PackOptions, Packer};
-use agy_tools::root;
+use agy_tools::store::root;
+use agy_tools::stream::io::{self, Lines, Output};
 
 const NAME: &str = PROGRAM.bin.name();
 
@@ -62,7 +62,7 @@ fn run() -> Result<bool> {
             force: args.force,
             dry_run: args.dry_run,
         },
-        Box::new(|message| cli::warn(NAME, message)),
+        Box::new(|message| agy_tools::error::warn(NAME, message)),
     )?;
     let mut out = Output::stdout();
     let mut report = |message: String| eprintln!("{NAME}: {message}");

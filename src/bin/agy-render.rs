@@ -4,8 +4,8 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use agy_tools::cli;
+use agy_tools::cli::flags::{self, Bin, Program};
 use agy_tools::error::{Error, Result};
-use agy_tools::flags::{self, Bin, Program};
 use agy_tools::render::{self, RenderOptions};
 
 const NAME: &str = PROGRAM.bin.name();
@@ -43,7 +43,7 @@ fn run() -> Result<()> {
     if inputs.is_empty() {
         inputs.push(OsString::from("-"));
     }
-    let mut warn = |message: String| cli::warn(NAME, message);
+    let mut warn = |message: String| agy_tools::error::warn(NAME, message);
     let outcome = render::render(&inputs, &options, &mut warn)?;
     if outcome.is_clean() {
         return Ok(());

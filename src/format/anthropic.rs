@@ -14,8 +14,8 @@ use serde_json::Value;
 use super::turns::{self, change, object, Rules};
 use super::{Conversation, Options, Report};
 use crate::error::Result;
-use crate::io::Output;
-use crate::message::Role;
+use crate::stream::io::Output;
+use crate::stream::message::Role;
 
 /// Writes `conv` as one line to `out`. The turns are written one by one,
 /// each dropped once written, so the conversation is not held a second

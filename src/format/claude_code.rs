@@ -30,8 +30,8 @@ use uuid::Uuid;
 use super::turns::{self, object, Rules};
 use super::{Conversation, Options, Report};
 use crate::error::{Error, Result};
-use crate::io::Output;
-use crate::message::Role;
+use crate::stream::io::Output;
+use crate::stream::message::Role;
 use crate::time::Timestamp;
 
 /// The namespace of the uuids and message ids written here.
@@ -140,7 +140,7 @@ fn project_dir(conv: &Conversation, options: &Options) -> Result<String> {
                 .map_err(|e| Error::io("the current directory", e))?
                 .to_string_lossy()
                 .into_owned();
-            crate::cli::warn(
+            crate::error::warn(
                 "agy-decode",
                 format_args!(
                     "conversation {} names no working directory; its session goes with {here}",

@@ -27,7 +27,7 @@
 //! * The title is the last `custom-title`, else `ai-title`, else `summary`.
 //!
 //! Tool names stay as Claude Code wrote them; the encoder maps Bash, Read,
-//! Write, Edit and MultiEdit back to agy's tools (`crate::tools`).
+//! Write, Edit and MultiEdit back to agy's tools (`crate::agy::tools`).
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -37,8 +37,10 @@ use serde_json::Value;
 use super::{Msg, Report};
 use crate::encode::{self, Encoder};
 use crate::error::{Error, Result};
-use crate::io::{Lines, Output};
-use crate::message::{Block, ImageSource, Message, Meta, ResultContent, Role, ToolInput, Usage};
+use crate::stream::io::{Lines, Output};
+use crate::stream::message::{
+    Block, ImageSource, Message, Meta, ResultContent, Role, ToolInput, Usage,
+};
 
 /// Labels of what reading leaves out.
 pub mod dropped {
@@ -266,7 +268,7 @@ fn branch(entries: &[Entry], leaf: usize, name: &str) -> HashSet<usize> {
             Some(uuid) => match by_uuid.get(uuid) {
                 Some(&p) => Some(p),
                 None => {
-                    crate::cli::warn(
+                    crate::error::warn(
                         "agy-encode",
                         format_args!(
                             "{name}:{}: parent {uuid} is not in the file; the conversation starts here",

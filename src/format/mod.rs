@@ -21,8 +21,8 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
-use crate::io::{Captured, Output};
-use crate::message::{Block, Role, Usage};
+use crate::stream::io::{Captured, Output};
+use crate::stream::message::{Block, Role, Usage};
 
 /// What a tool reads or writes besides the message stream.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

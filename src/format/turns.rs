@@ -27,7 +27,7 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use super::{Conversation, Msg, Report, Thinking};
-use crate::message::{self, Block, ImageSource, ResultContent, Role, ToolInput, Usage};
+use crate::stream::message::{self, Block, ImageSource, ResultContent, Role, ToolInput, Usage};
 
 /// The text of the error result a call with no result gets.
 pub const NO_RESULT: &str =
@@ -142,7 +142,7 @@ pub fn sequence_conversation(
 ) -> Option<Sequenced> {
     let sequenced = sequence(std::mem::take(&mut conv.messages), rules, report);
     if sequenced.turns.is_empty() {
-        crate::cli::warn(
+        crate::error::warn(
             "agy-decode",
             format_args!(
                 "conversation {} has no user or assistant content; no {what} written",

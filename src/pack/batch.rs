@@ -14,8 +14,8 @@ use std::path::Path;
 
 use super::Packer;
 use crate::error::{Error, Result};
-use crate::io::{Lines, Output};
-use crate::record::Record;
+use crate::stream::io::{Lines, Output};
+use crate::stream::record::Record;
 
 /// What became of a stream.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

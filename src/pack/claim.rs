@@ -35,8 +35,8 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::root;
-use crate::store::sidecar;
+use crate::store::root;
+use crate::store::sqlite::sidecar;
 
 /// The file names of one conversation: its destination under the root and
 /// the temporaries its claim covers.

@@ -23,9 +23,9 @@ use std::sync::OnceLock;
 use rusqlite::Connection;
 
 use crate::error::{Error, Result};
-use crate::record::{Column, FileContent, FileDir, Record, RowCells};
-use crate::root;
-use crate::store::{self, Bind, AGY_SCHEMA, AGY_USER_VERSION};
+use crate::store::root;
+use crate::store::sqlite::{self, Bind, AGY_SCHEMA, AGY_USER_VERSION};
+use crate::stream::record::{Column, FileContent, FileDir, Record, RowCells};
 use claim::{Attempt, Claim, Leftover, Names, Purpose};
 
 /// How to pack.
@@ -358,7 +358,7 @@ impl Packer {
         }
         // What is written must read back: a schema record may have replaced
         // agy's tables with ones agy-dump cannot read.
-        store::check_agy_shape(&store::read_columns(pending.conn())?)
+        sqlite::check_agy_shape(&sqlite::read_columns(pending.conn())?)
             .map_err(|why| Error::data(format!("not an agy conversation: {why}")))?;
         let conn = pending.conn.take().expect("open until commit");
         conn.pragma_update(None, "user_version", pending.user_version)?;
@@ -458,7 +458,7 @@ impl Pending {
     }
 
     fn create(&mut self, object_type: &str, sql: &str) -> Result<()> {
-        store::check_schema_sql(object_type, sql)?;
+        sqlite::check_schema_sql(object_type, sql)?;
         let conn = self.conn.as_ref().expect("open until commit");
         let mut stmt = conn.prepare(sql)?;
         stmt.raw_execute()?;
@@ -480,7 +480,7 @@ impl Pending {
     fn insert(&mut self, table: &str, row: &RowCells<'_>) -> Result<()> {
         let conn = self.conn.as_ref().expect("open until commit");
         if !self.tables.contains_key(table) {
-            let columns = store::table_columns(conn, table)?;
+            let columns = sqlite::table_columns(conn, table)?;
             if columns.is_empty() {
                 return Err(Error::data(format!(
                     "no table {table:?} was created for this conversation"
@@ -490,7 +490,7 @@ impl Pending {
         }
         let columns = &self.tables[table];
         let mut cells = Vec::with_capacity(row.0.len());
-        let mut sql = format!("INSERT INTO {} (", store::quote_identifier(table));
+        let mut sql = format!("INSERT INTO {} (", sqlite::quote_identifier(table));
         for (i, (name, value)) in row.0.iter().enumerate() {
             let column = columns
                 .iter()
@@ -504,7 +504,7 @@ impl Pending {
             if i > 0 {
                 sql.push(',');
             }
-            sql.push_str(&store::quote_identifier(name));
+            sql.push_str(&sqlite::quote_identifier(name));
         }
         sql.push_str(") VALUES (");
         for i in 0..cells.len() {
@@ -514,7 +514,7 @@ impl Pending {
         if cells.is_empty() {
             sql = format!(
                 "INSERT INTO {} DEFAULT VALUES",
-                store::quote_identifier(table)
+                sqlite::quote_identifier(table)
             );
         }
         let mut stmt = conn.prepare_cached(&sql)?;

@@ -17,7 +17,7 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
 use crate::error::{Error, Result};
-use crate::spool::Spool;
+use crate::stream::spool::Spool;
 
 /// Bytes gathered before a batch is handed over.
 const BATCH: usize = 256 << 10;
@@ -161,7 +161,7 @@ fn write_bodies(queue: Receiver<Job>, recycle: SyncSender<Vec<u8>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::Output;
+    use crate::stream::io::Output;
     use std::sync::{Arc, Mutex};
 
     struct Shared(Arc<Mutex<Vec<u8>>>);

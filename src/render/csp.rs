@@ -89,7 +89,7 @@ pub fn sha256(data: &[u8]) -> [u8; 32] {
 }
 
 /// Standard base64 with padding (the one encoder of the crate).
-pub use crate::message::base64_encode as base64;
+pub use crate::stream::message::base64_encode as base64;
 
 #[cfg(test)]
 mod tests {

@@ -13,10 +13,10 @@ use serde_json::value::RawValue;
 
 use super::calls::{self, CallView, ResultView};
 use super::diff::Line;
+use super::entry::Entry;
 use super::escape::{md_code_block, md_inline};
 use super::markdown;
 use super::page::{Page, ResultOf};
-use super::site::Entry;
 use super::stream::{Block, Media, Members, Record, Role};
 use super::summary::{counted, display_time, grouped, Summary};
 use crate::time::Timestamp;

@@ -32,6 +32,7 @@ pub mod calls;
 pub mod conversation;
 pub mod csp;
 pub mod diff;
+pub mod entry;
 pub mod escape;
 pub mod html;
 pub mod markdown;
@@ -47,13 +48,14 @@ use std::path::PathBuf;
 
 use body::Bodies;
 use conversation::Conversation;
+use entry::Entry;
 use page::Page;
-use site::{Entry, Pending, Site};
+use site::{Pending, Site};
 use stream::Record;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::io::{Lines, Output};
-use crate::spool::Spool;
+use crate::stream::io::{Lines, Output};
+use crate::stream::spool::Spool;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Format {
@@ -309,7 +311,7 @@ impl Run<'_> {
                 out.end_record()?;
             }
             Target::Dir(site) => {
-                crate::root::check_id(&summary.id)?;
+                crate::store::root::check_id(&summary.id)?;
                 if summary.id == "index" {
                     return Err(Error::data(
                         "conversation id \"index\" would take the index's file name",

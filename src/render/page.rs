@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 use super::calls::ResultView;
-use super::site::Entry;
+use super::entry::Entry;
 use super::stream::{Block, Media, Members, Record};
 use super::summary::Summary;
 

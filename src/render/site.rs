@@ -14,90 +14,12 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
+use super::entry::{self, Entry};
 use super::page::Page;
-use super::summary::{self, Summary};
 use crate::error::{Error, Result};
-use crate::time::Timestamp;
 
 /// The data file beside the index page.
 pub const CATALOGUE: &str = "index.ndjson";
-
-/// One conversation in the index.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Entry {
-    pub id: String,
-    /// The page's file name, relative to the directory.
-    pub file: String,
-    pub title: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub started: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last: Option<String>,
-    #[serde(default)]
-    pub turns: u64,
-    #[serde(default)]
-    pub usage: Usage,
-    #[serde(default)]
-    pub models: Vec<String>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    #[serde(default)]
-    pub input_tokens: u64,
-    #[serde(default)]
-    pub output_tokens: u64,
-    #[serde(default)]
-    pub cache_creation_input_tokens: u64,
-    #[serde(default)]
-    pub cache_read_input_tokens: u64,
-}
-
-impl Usage {
-    pub fn total(&self) -> u64 {
-        self.input_tokens
-            + self.output_tokens
-            + self.cache_creation_input_tokens
-            + self.cache_read_input_tokens
-    }
-}
-
-impl Entry {
-    pub fn new(summary: &Summary, file: String) -> Entry {
-        Entry {
-            id: summary.id.clone(),
-            file,
-            title: summary.title(),
-            started: summary.started().map(summary::iso_time),
-            last: summary.last.map(summary::iso_time),
-            turns: summary.turns(),
-            usage: Usage {
-                input_tokens: summary.tokens.input,
-                output_tokens: summary.tokens.output,
-                cache_creation_input_tokens: summary.tokens.cache_creation,
-                cache_read_input_tokens: summary.tokens.cache_read,
-            },
-            models: summary.models.clone(),
-        }
-    }
-
-    /// The time the index sorts by: the last message's, else the start.
-    pub fn newest(&self) -> Option<Timestamp> {
-        let parse = |t: &Option<String>| t.as_deref().and_then(|t| Timestamp::parse(t).ok());
-        parse(&self.last).or_else(|| parse(&self.started))
-    }
-}
-
-/// Newest first; conversations without a time last; ties by id.
-pub fn sort(entries: &mut [Entry]) {
-    entries.sort_by(|a, b| {
-        b.newest()
-            .cmp(&a.newest())
-            .then_with(|| a.id.as_bytes().cmp(b.id.as_bytes()))
-    });
-}
 
 /// The output directory of a run.
 pub struct Site {
@@ -155,7 +77,7 @@ impl Site {
     /// Writes `index.ndjson` and the index page of `page`'s format.
     pub fn write_index(&self, page: &dyn Page) -> Result<()> {
         let mut entries: Vec<Entry> = self.entries.values().cloned().collect();
-        sort(&mut entries);
+        entry::sort(&mut entries);
         let mut data = Vec::new();
         for entry in &entries {
             serde_json::to_writer(&mut data, entry).expect("an entry is plain data");
@@ -227,6 +149,7 @@ fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::entry::Usage;
 
     fn entry(id: &str, last: Option<&str>) -> Entry {
         Entry {
@@ -269,7 +192,7 @@ mod tests {
             entry("a", Some("2026-01-01T00:00:00Z")),
             entry("new", Some("2026-01-01T00:00:00.5Z")),
         ];
-        sort(&mut entries);
+        entry::sort(&mut entries);
         let ids: Vec<_> = entries.iter().map(|e| e.id.as_str()).collect();
         assert_eq!(ids, ["new", "a", "b", "none"]);
     }

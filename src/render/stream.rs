@@ -374,7 +374,7 @@ impl Members<'_> {
             if i > 0 {
                 out.push(b',');
             }
-            crate::json::write_str(&mut out, key);
+            crate::stream::json::write_str(&mut out, key);
             out.push(b':');
             out.extend_from_slice(value.get().as_bytes());
         }

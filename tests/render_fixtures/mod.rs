@@ -3,7 +3,7 @@
 //! conversation whose every string is hostile.
 #![allow(dead_code)]
 
-use agy_tools::message::base64_encode;
+use agy_tools::stream::message::base64_encode;
 use serde_json::{json, Value};
 
 /// One line of the message stream.

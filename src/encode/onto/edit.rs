@@ -3,11 +3,11 @@
 
 use super::rows::{row_with_step, step_bytes_of};
 use super::{patch, Merge, OriginalStep};
+use crate::agy::steps::field;
+use crate::agy::wire;
 use crate::encode::{self, join};
 use crate::error::{Error, Result};
-use crate::message::{Block, InputRecord, ResultContent, Role, ToolInput};
-use crate::steps::field;
-use crate::wire;
+use crate::stream::message::{Block, InputRecord, ResultContent, Role, ToolInput};
 
 impl Merge {
     /// The row of an edited step, or `None` when the edit is not one a
@@ -133,7 +133,7 @@ impl Merge {
             _ => {
                 // A system message: each field's text where it was.
                 let step_type = wire::Message::new(&step).get_u64(field::step::TYPE);
-                let Some(number) = crate::steps::payload_field(step_type.unwrap_or(0)) else {
+                let Some(number) = crate::agy::steps::payload_field(step_type.unwrap_or(0)) else {
                     return Ok(None);
                 };
                 for (o, n) in field_texts(old_blocks, new_blocks)? {
@@ -200,7 +200,7 @@ impl Merge {
                 match (planner.has(THINKING_SIGNATURE), hex::decode(new_sig)) {
                     (true, Ok(bytes)) => {
                         let mut value = wire::Writer::new();
-                        crate::steps::signature::write(&mut value, 1, &bytes);
+                        crate::agy::steps::signature::write(&mut value, 1, &bytes);
                         // The field's value: what `write` put after its tag.
                         let value = wire::Message::new(value.as_bytes())
                             .get_bytes(1)
@@ -418,11 +418,11 @@ pub(super) fn single_result<'b>(
 
 /// Every Step field that holds a kind's payload.
 pub(super) fn payload_fields() -> Vec<u32> {
-    let mut numbers: Vec<u32> = crate::steps::PAYLOAD_FIELDS
+    let mut numbers: Vec<u32> = crate::agy::steps::PAYLOAD_FIELDS
         .iter()
         .map(|&(_, f)| f)
         .collect();
-    numbers.extend_from_slice(crate::steps::UNPAIRED_PAYLOAD_FIELDS);
+    numbers.extend_from_slice(crate::agy::steps::UNPAIRED_PAYLOAD_FIELDS);
     numbers
 }
 

@@ -5,9 +5,9 @@
 
 use std::borrow::Cow;
 
-use crate::message::Block;
-use crate::steps::{field, kind};
-use crate::wire::{self, Writer};
+use crate::agy::steps::{field, kind};
+use crate::agy::wire::{self, Writer};
+use crate::stream::message::Block;
 
 /// A text field of a payload: its name in the message stream and its path
 /// of field numbers from the payload (two numbers for a field of a nested
@@ -129,7 +129,7 @@ impl SystemKind {
                 for value in message.repeated_bytes(last) {
                     if !value.is_empty() {
                         blocks.push(Block::Text {
-                            text: crate::wire::lossy_str(value),
+                            text: crate::agy::wire::lossy_str(value),
                             field: name.clone(),
                         });
                     }
@@ -212,7 +212,7 @@ impl SystemKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::steps;
+    use crate::agy::steps;
 
     #[test]
     fn table_agrees_with_the_step_schema() {

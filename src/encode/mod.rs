@@ -11,6 +11,13 @@
 //! typed kinds for Bash/Read/Write/Edit, GENERIC for every other tool.
 //! Every choice here is made so that `agy-decode` gives back the message
 //! stream it was given; see the table in `man agy-encode`.
+//!
+//! [`onto`] is `agy-encode --onto`: an edited stream written back onto the
+//! original rows.
+//!
+//! Imports: [`crate::decode`] and the layers below it.
+
+pub mod onto;
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -18,22 +25,22 @@ use std::collections::HashSet;
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::agy::steps::{self, field, kind, source, status};
+use crate::agy::tools::{self, ArgList};
+use crate::agy::wire::Writer;
 use crate::decode;
 use crate::error::{Error, Result};
-use crate::io::Output;
-use crate::json;
-use crate::json::Depth;
-use crate::message::{
+use crate::kinds::system;
+use crate::store::sqlite;
+use crate::stream::io::Output;
+use crate::stream::json;
+use crate::stream::json::Depth;
+use crate::stream::message::{
     self, Block, ForkedFrom, ImageSource, InputRecord, Listing, ResultContent, Role, ToolInput,
     Usage,
 };
-use crate::record::{self, Cell, Column};
-use crate::steps::{self, field, kind, source, status};
-use crate::store;
-use crate::system;
+use crate::stream::record::{self, Cell, Column};
 use crate::time::Timestamp;
-use crate::tools::{self, ArgList};
-use crate::wire::Writer;
 
 /// The namespace of every UUID agy-encode derives (a fixed random UUID).
 const NAMESPACE: Uuid = Uuid::from_u128(0x5f0e_6c1a_9d2b_4e57_8a31_c4d7_20b9_e6f3);
@@ -60,7 +67,7 @@ pub struct Options {
 
 /// Parses one line of the message stream.
 pub fn parse_line(line: &[u8]) -> Result<InputRecord<'_>> {
-    crate::message_reader::read_line(line)
+    crate::stream::message_reader::read_line(line)
 }
 
 /// Turns a message stream into a row stream, one record at a time.
@@ -73,7 +80,7 @@ pub struct Encoder {
 
 impl Encoder {
     pub fn new(options: Options) -> Encoder {
-        let steps_columns = store::agy_columns("steps");
+        let steps_columns = sqlite::agy_columns("steps");
         Encoder {
             options,
             current: None,
@@ -151,7 +158,7 @@ impl Synth {
         conversation.onto = true;
         Synth {
             conversation,
-            steps_columns: store::agy_columns("steps"),
+            steps_columns: sqlite::agy_columns("steps"),
             generic,
         }
     }
@@ -268,13 +275,13 @@ struct Step<'a> {
 
 impl Conversation {
     fn start(id: String, out: &mut Vec<u8>) -> Conversation {
-        record::write_db(out, &id, store::AGY_USER_VERSION);
-        for &(object_type, name, sql) in store::AGY_SCHEMA {
+        record::write_db(out, &id, sqlite::AGY_USER_VERSION);
+        for &(object_type, name, sql) in sqlite::AGY_SCHEMA {
             record::write_schema(out, &id, object_type, name, sql);
         }
         let trajectory_id =
             Uuid::new_v5(&NAMESPACE, format!("{id}/trajectory").as_bytes()).to_string();
-        let columns = store::agy_columns("trajectory_meta");
+        let columns = sqlite::agy_columns("trajectory_meta");
         record::write_row(
             out,
             &id,
@@ -379,12 +386,12 @@ impl Conversation {
     fn raw_step(&mut self, raw: &str, idx: Option<i64>, steps: &mut StepWriter<'_>) -> Result<()> {
         let bytes = hex::decode(raw)
             .map_err(|e| Error::data(format!("system message: raw is not hex: {e}")))?;
-        let step = crate::wire::Message::new(&bytes);
+        let step = crate::agy::wire::Message::new(&bytes);
         let step_kind = step.get_u64(field::step::TYPE).unwrap_or(0);
         let step_status = step.get_u64(field::step::STATUS).unwrap_or(0);
         let metadata = step.get_bytes(field::step::METADATA).unwrap_or_default();
         let error = step.get_bytes(field::step::ERROR);
-        let meta = crate::wire::Message::new(metadata);
+        let meta = crate::agy::wire::Message::new(metadata);
         let step_source = meta.get_u64(field::metadata::SOURCE).unwrap_or(0);
         let timestamp = meta
             .get_message(field::metadata::CREATED_AT)
@@ -896,7 +903,7 @@ impl Conversation {
         }
         let out = &mut *steps.out;
         let blob = self.trajectory_metadata();
-        let columns = store::agy_columns("trajectory_metadata_blob");
+        let columns = sqlite::agy_columns("trajectory_metadata_blob");
         record::write_row(
             out.buf(),
             &self.id,
@@ -909,7 +916,7 @@ impl Conversation {
         );
         if let Some(fork) = &self.meta.forked_from {
             let reference = fork_reference(fork)?;
-            let columns = store::agy_columns("parent_references");
+            let columns = sqlite::agy_columns("parent_references");
             record::write_row(
                 out.buf(),
                 &self.id,

@@ -42,10 +42,10 @@ use std::ffi::OsStr;
 use crate::decode::{self, Decoder, OriginalStepRow, SpilledResult};
 use crate::encode::{self, Synth};
 use crate::error::{Error, Result};
-use crate::io::{Lines, Output};
-use crate::message::{Block, InputRecord, Role};
-use crate::record::Record;
-use crate::spool::Spool;
+use crate::stream::io::{Lines, Output};
+use crate::stream::message::{Block, InputRecord, Role};
+use crate::stream::record::Record;
+use crate::stream::spool::Spool;
 use rows::write_line;
 
 /// What the merge needs to know besides the two streams.

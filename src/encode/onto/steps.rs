@@ -4,12 +4,12 @@
 use super::edit::payload_fields;
 use super::rows::{generic_args, rewrite_step_row, write_line};
 use super::{patch, Merge, OriginalStep};
+use crate::agy::steps::field;
+use crate::agy::wire;
 use crate::encode;
 use crate::error::Result;
-use crate::io::Output;
-use crate::message::{Block, InputRecord};
-use crate::steps::field;
-use crate::wire;
+use crate::stream::io::Output;
+use crate::stream::message::{Block, InputRecord};
 
 /// Buffers kept for reuse.
 const POOL: usize = 2;

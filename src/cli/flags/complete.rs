@@ -7,7 +7,7 @@
 //! Each script is what `--generate complete-SHELL` prints; the man page
 //! of `--generate` says where each shell looks for it.
 
-use crate::flags::{self, Bin, Complete, Flag, Kind};
+use crate::cli::flags::{self, Bin, Complete, Flag, Kind};
 
 /// The bash script: a function that completes from the word before the
 /// cursor, registered with `-o default` so that whatever it leaves empty

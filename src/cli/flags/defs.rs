@@ -8,11 +8,11 @@
 
 use lexopt::ValueExt;
 
-use crate::dump;
+use crate::cli::flags::{Bin, Complete, Doc, Flag, Generate, Kind, Special};
 use crate::error::Error;
-use crate::flags::{Bin, Complete, Doc, Flag, Generate, Kind, Special};
 use crate::format::{Format, Thinking};
-use crate::root::Lane;
+use crate::store::dump;
+use crate::store::root::Lane;
 
 const ALL_BINS: &[Bin] = &Bin::ALL;
 
@@ -567,7 +567,7 @@ source <({name} \-\-generate complete\-zsh)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flags::{self, Kind};
+    use crate::cli::flags::{self, Kind};
 
     /// The parser finds a flag by its name among those of the binary, so
     /// one binary must not see two flags of one name.

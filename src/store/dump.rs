@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::error::{Error, Result};
-use crate::io::Output;
-use crate::record::{self, Cell};
-use crate::store::{self, OpenError, Source};
+use crate::store::sqlite::{self, OpenError, Source};
+use crate::stream::io::Output;
+use crate::stream::record::{self, Cell};
 
 /// What to dump and how.
 #[derive(Clone, Debug, Default)]
@@ -85,7 +85,7 @@ pub fn changed_after(target: &Target, since: SystemTime) -> Result<bool> {
             Err(e) => Err(Error::io(path.display(), e)),
         }
     };
-    let wal = store::sidecar(&target.db, "-wal");
+    let wal = sqlite::sidecar(&target.db, "-wal");
     if newer(&target.db)? || newer(&wal)? || newer(&target.db.with_extension("meta"))? {
         return Ok(true);
     }
@@ -350,7 +350,7 @@ pub fn dump_database(source: &Source, id: &str, out: &mut Output) -> Result<Dama
         source
             .each_row(&table.name, |columns, row| {
                 let cells = (0..columns.len())
-                    .map(|i| store::cell(row, i))
+                    .map(|i| sqlite::cell(row, i))
                     .collect::<Result<Vec<_>>>()?;
                 if table.name == "steps" {
                     note_damage(columns, &cells, &mut damaged);
@@ -379,7 +379,7 @@ fn note_damage(columns: &[record::Column], cells: &[Cell<'_>], damaged: &mut Dam
         let Cell::Blob(bytes) = cell else {
             continue;
         };
-        if let Some(damage) = crate::wire::damage(bytes) {
+        if let Some(damage) = crate::agy::wire::damage(bytes) {
             damaged.rows += 1;
             if damaged.first.is_none() {
                 let step = idx.map_or_else(|| "?".to_string(), |i| i.to_string());

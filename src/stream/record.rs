@@ -31,7 +31,7 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 
 use crate::error::{Error, Result};
-use crate::json;
+use crate::stream::json;
 
 /// One SQLite value with its storage class and exact bytes.
 #[derive(Clone, Debug, PartialEq)]

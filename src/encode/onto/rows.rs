@@ -4,12 +4,12 @@
 use std::collections::HashSet;
 
 use super::{patch, Merge, Merger};
+use crate::agy::steps::field;
+use crate::agy::wire;
 use crate::error::{Error, Result};
-use crate::io::Output;
-use crate::message::ToolInput;
-use crate::record::{FileContent, Record};
-use crate::steps::field;
-use crate::wire;
+use crate::stream::io::Output;
+use crate::stream::message::ToolInput;
+use crate::stream::record::{FileContent, Record};
 
 impl Merger {
     /// The held rows of other tables, with the step numbering applied.
@@ -151,7 +151,7 @@ impl Merger {
                 let original = match content {
                     FileContent::Text(t) => {
                         let mut escaped = Vec::new();
-                        crate::json::write_str_body(&mut escaped, t);
+                        crate::stream::json::write_str_body(&mut escaped, t);
                         escaped
                     }
                     FileContent::Hex(_) => Vec::new(),
@@ -166,8 +166,8 @@ impl Merger {
                     let mut rest = text.as_bytes();
                     let mut first = true;
                     while first || !rest.is_empty() {
-                        let n = crate::record::file_part_len(rest);
-                        crate::record::write_file_part(
+                        let n = crate::stream::record::file_part_len(rest);
+                        crate::stream::record::write_file_part(
                             out.buf(),
                             &conv.id,
                             *dir,
@@ -206,7 +206,7 @@ impl Merger {
                         Some(bytes) => bytes,
                         None => content.to_bytes()?,
                     };
-                    crate::record::write_file_part(
+                    crate::stream::record::write_file_part(
                         out.buf(),
                         &conv.id,
                         *dir,
@@ -251,10 +251,10 @@ impl Merge {
                 }
             }
         }
-        crate::record::write_file_part(
+        crate::stream::record::write_file_part(
             out.buf(),
             &self.id,
-            crate::record::FileDir::Brain,
+            crate::stream::record::FileDir::Brain,
             path,
             append,
             &kept,
@@ -285,11 +285,11 @@ impl Merge {
             // Texts sit in the line as JSON strings; tool arguments as JSON
             // text inside those, escaped twice.
             let (mut eo, mut en) = (Vec::new(), Vec::new());
-            crate::json::write_str_body(&mut eo, o);
-            crate::json::write_str_body(&mut en, n);
+            crate::stream::json::write_str_body(&mut eo, o);
+            crate::stream::json::write_str_body(&mut en, n);
             let (mut eo2, mut en2) = (Vec::new(), Vec::new());
-            crate::json::write_str_body(&mut eo2, &String::from_utf8_lossy(&eo));
-            crate::json::write_str_body(&mut en2, &String::from_utf8_lossy(&en));
+            crate::stream::json::write_str_body(&mut eo2, &String::from_utf8_lossy(&eo));
+            crate::stream::json::write_str_body(&mut en2, &String::from_utf8_lossy(&en));
             if !eo.is_empty() {
                 tail = patch::replace_bytes(&tail, &eo, &en);
                 if eo2 != eo {
@@ -349,7 +349,7 @@ pub(super) fn generic_args(call: &[u8]) -> Vec<Vec<u8>> {
                 serde_json::Value::String(s) => entry.string(field::generic::ENTRY_VALUE, s),
                 other => entry.string(
                     field::generic::ENTRY_VALUE,
-                    &crate::json::value_to_string(other),
+                    &crate::stream::json::value_to_string(other),
                 ),
             };
             entry.into_bytes()
@@ -358,7 +358,7 @@ pub(super) fn generic_args(call: &[u8]) -> Vec<Vec<u8>> {
 }
 
 /// The `data` blob of a held row (gen_metadata, parent_references).
-fn data_blob(row: &crate::record::RowCells<'_>) -> Result<Option<Vec<u8>>> {
+fn data_blob(row: &crate::stream::record::RowCells<'_>) -> Result<Option<Vec<u8>>> {
     Ok(row
         .get("data")
         .map(|c| c.blob_bytes())

@@ -85,7 +85,7 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Error, Result};
-use crate::record::{self, Cell, Column};
+use crate::stream::record::{self, Cell, Column};
 
 /// A table or index as listed in `sqlite_master`.
 #[derive(Clone, Debug, PartialEq, Eq)]

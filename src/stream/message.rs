@@ -14,8 +14,8 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::json;
-use crate::tools::ArgList;
+use crate::agy::tools::ArgList;
+use crate::stream::json;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -383,7 +383,7 @@ impl ResultContent<'_> {
             }
             ResultContent::Structured(v) => match text_blocks(v) {
                 Some(text) => Cow::Owned(text),
-                None => Cow::Owned(crate::json::value_to_string(v)),
+                None => Cow::Owned(crate::stream::json::value_to_string(v)),
             },
         }
     }

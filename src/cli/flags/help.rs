@@ -1,7 +1,7 @@
 //! `--help`: the binary's own text around an Options list rendered from
 //! the definitions.
 
-use crate::flags::{self, Bin, Program};
+use crate::cli::flags::{self, Bin, Program};
 
 /// The longest line `--help` writes, so it reads in an 80-column terminal.
 const WIDTH: usize = 79;

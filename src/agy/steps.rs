@@ -756,7 +756,7 @@ pub fn model_enum_value(name: &str) -> Option<u64> {
 /// ChatToolCall 7 (FORMAT.md 13 rows 1-2, grade A). The message stream
 /// carries the bytes as hex; these two functions are the whole mapping.
 pub mod signature {
-    use crate::wire::{self, Writer};
+    use crate::agy::wire::{self, Writer};
 
     const OUTER: u32 = 2;
     const INNER: u32 = 1;

@@ -12,9 +12,9 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use crate::message::{self, Listing, ListingEntry, ResultContent};
-use crate::steps::{self, field};
-use crate::wire::{self, Value as WireValue};
+use crate::agy::steps::{self, field};
+use crate::agy::wire::{self, Value as WireValue};
+use crate::stream::message::{self, Listing, ListingEntry, ResultContent};
 
 /// What a tool step's payload says about its result.
 #[derive(Debug, Default, PartialEq)]
@@ -266,7 +266,7 @@ fn list_directory(payload: wire::Message<'_>) -> Outcome<'_> {
     let names: Vec<Cow<'_, str>> = match entries.is_empty() {
         true => payload
             .repeated_bytes(CHILDREN)
-            .map(crate::wire::lossy_str)
+            .map(crate::agy::wire::lossy_str)
             .collect(),
         false => Vec::new(),
     };
@@ -458,7 +458,7 @@ fn ask_question(payload: wire::Message<'_>) -> Outcome<'_> {
                             .repeated_messages(OPTIONS)
                             .find(|o| o.get_bytes(OPTION_ID) == Some(id))
                             .and_then(|o| o.get_nonempty_str(OPTION_TEXT))
-                            .unwrap_or_else(|| crate::wire::lossy_str(id))
+                            .unwrap_or_else(|| crate::agy::wire::lossy_str(id))
                             .into_owned()
                     })
                     .collect();
@@ -575,7 +575,7 @@ fn generic(payload: wire::Message<'_>) -> Outcome<'_> {
 /// type URL, where a Step has its type tag, a varint.
 fn wrapped_payload(nested: wire::Message<'_>) -> Option<(u32, wire::Message<'_>)> {
     let type_url = match nested.last(field::any::TYPE_URL) {
-        Some(WireValue::Bytes(url)) => crate::wire::lossy_str(url),
+        Some(WireValue::Bytes(url)) => crate::agy::wire::lossy_str(url),
         _ => return payload_of(nested, nested.get_u64(field::step::TYPE)),
     };
     let value = nested.get_message(field::any::VALUE).unwrap_or_default();

@@ -9,7 +9,7 @@
 //! collected, with one exception that stays bounded: once a tool result's
 //! full text is spilled to a brain file (`full_output_uri`), which the
 //! stream carries only after the last step, the conversation's remaining
-//! messages wait in a [`crate::spool::Spool`] until that file has come.
+//! messages wait in a [`crate::stream::spool::Spool`] until that file has come.
 //!
 //! Every blob is read with the tolerant [`wire`] reader, so a damaged blob
 //! gives the fields before the damage and never an error.
@@ -18,20 +18,20 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
+use crate::agy::steps::{self, field, kind, source};
+use crate::agy::tools;
+use crate::agy::wire;
 use crate::error::{Error, Result};
-use crate::io::Output;
-use crate::message::{
+use crate::kinds::results::{self, Outcome};
+use crate::kinds::system;
+use crate::store::sqlite;
+use crate::stream::io::Output;
+use crate::stream::message::{
     self, Block, ForkedFrom, ImageSource, Message, Meta, ResultContent, Role, ToolInput, Usage,
 };
-use crate::record::{FileContent, FileDir, JsonCell, Record, RowCells};
-use crate::results::{self, Outcome};
-use crate::spool::Spool;
-use crate::steps::{self, field, kind, source};
-use crate::store;
-use crate::system;
+use crate::stream::record::{FileContent, FileDir, JsonCell, Record, RowCells};
+use crate::stream::spool::Spool;
 use crate::time::Timestamp;
-use crate::tools;
-use crate::wire;
 
 /// Titles derived from the first user text are cut to this many characters.
 const TITLE_CHARS: usize = 80;
@@ -293,7 +293,7 @@ impl Decoder {
     fn decode_canonical_payload(&mut self, columns: &StepColumns<'_>) -> bool {
         columns
             .step_payload
-            .is_none_or(|h| crate::record::decode_hex_bytes_into(h, &mut self.payload))
+            .is_none_or(|h| crate::stream::record::decode_hex_bytes_into(h, &mut self.payload))
     }
 
     fn step_columns(&mut self, columns: &StepColumns<'_>, out: &mut Output) -> Result<()> {
@@ -1027,10 +1027,10 @@ impl Conversation {
         match content {
             FileContent::Text(text) => waiting.texts.append_json_str_body(text)?,
             FileContent::Hex(hex_text) => {
-                let bytes = crate::record::decode_hex(hex_text)?;
+                let bytes = crate::stream::record::decode_hex(hex_text)?;
                 waiting
                     .texts
-                    .append_json_str_body(&crate::wire::lossy_str(&bytes))?
+                    .append_json_str_body(&crate::agy::wire::lossy_str(&bytes))?
             }
         }
         if !append {
@@ -1047,7 +1047,7 @@ impl Conversation {
             .and_then(|w| w.get_nonempty_str(field::trajectory::WORKSPACE_FOLDER_URI))
             .or_else(|| {
                 meta.repeated_bytes(field::trajectory::WORKSPACE_URIS)
-                    .map(crate::wire::lossy_str)
+                    .map(crate::agy::wire::lossy_str)
                     .find(|u| !u.is_empty())
             });
         if let Some(uri) = folder {
@@ -1217,12 +1217,12 @@ fn blob(row: &RowCells<'_>, column: &str) -> Result<Option<Vec<u8>>> {
 
 /// Decodes a blob column's hex into `buf`, reusing its allocation.
 fn hex_into(hex_text: &[u8], column: &str, buf: &mut Vec<u8>) -> Result<bool> {
-    if crate::record::decode_hex_bytes_into(hex_text, buf) {
+    if crate::stream::record::decode_hex_bytes_into(hex_text, buf) {
         return Ok(true);
     }
     // Not hex: say exactly what is wrong, as for any other column.
-    let text = crate::wire::lossy_str(hex_text);
-    crate::record::decode_hex_into(&text, buf)
+    let text = crate::agy::wire::lossy_str(hex_text);
+    crate::stream::record::decode_hex_into(&text, buf)
         .map_err(|e| e.context(format!("column {column}")))?;
     Ok(true)
 }
@@ -1263,7 +1263,7 @@ impl<'a> StepColumns<'a> {
 /// parser to read. Strings are not checked here: blob hex is checked by
 /// decoding it, and the id by `str::from_utf8` and the escape test.
 fn parse_canonical_step_row(line: &[u8]) -> Option<(&str, StepColumns<'_>)> {
-    const COLUMNS: &[&str] = store::STEPS_COLUMNS;
+    const COLUMNS: &[&str] = sqlite::STEPS_COLUMNS;
     let rest = line.strip_prefix(b"{\"conversation\":\"")?;
     let end = memchr::memchr(b'"', rest)?;
     let id = &rest[..end];
@@ -1412,7 +1412,7 @@ mod tests {
 
     #[test]
     fn canonical_step_rows_decode_as_the_parser_would() {
-        use crate::wire::Writer;
+        use crate::agy::wire::Writer;
         let mut metadata = Writer::new();
         metadata
             .message(field::metadata::CREATED_AT, |t| {

@@ -1,5 +1,11 @@
-//! What every binary shares: exit statuses, `--help` / `--version`, and the
-//! turning of errors into one line on stderr.
+//! The shell around a binary: exit statuses, `--help` / `--version`, the
+//! turning of errors into one line on stderr, and [`flags`], where every
+//! command-line flag is defined once.
+//!
+//! The top layer: it may import every layer below (the flags name the tools'
+//! formats and lanes); nothing in the library imports it.
+
+pub mod flags;
 
 use std::process::ExitCode;
 
@@ -35,11 +41,6 @@ pub fn run(name: &str, body: impl FnOnce() -> Result<()>) -> ExitCode {
             }
         },
     }
-}
-
-/// Prints a warning line on stderr.
-pub fn warn(name: &str, message: impl std::fmt::Display) {
-    eprintln!("{name}: warning: {message}");
 }
 
 /// Writes `text` to stdout for `--help` / `--version`, ignoring a closed pipe.

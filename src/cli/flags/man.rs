@@ -1,8 +1,8 @@
 //! The OPTIONS section of a man page, rendered from the definitions, and
 //! the page with it put in place.
 
+use crate::cli::flags::{self, Bin, Kind};
 use crate::error::{Error, Result};
-use crate::flags::{self, Bin, Kind};
 
 const HEADING: &str = ".SH OPTIONS\n";
 

@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, Result};
-use crate::io::Output;
-use crate::json;
+use crate::stream::io::Output;
+use crate::stream::json;
 
 #[derive(Default)]
 pub struct Spool {

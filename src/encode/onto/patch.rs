@@ -7,8 +7,8 @@
 //! output in the wrapped step and in the carrier's result text), so a
 //! redaction reaches every copy, shown or not.
 
-use crate::steps::field;
-use crate::wire::{self, Value, Writer};
+use crate::agy::steps::field;
+use crate::agy::wire::{self, Value, Writer};
 
 /// How deep nested messages are searched for text.
 const MAX_DEPTH: u8 = 24;

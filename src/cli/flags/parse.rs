@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use crate::cli;
+use crate::cli::flags::{complete, help, man, Bin, Kind, FLAGS};
 use crate::error::{Error, Result};
-use crate::flags::{complete, help, man, Bin, Kind, FLAGS};
-use crate::root::Lane;
+use crate::store::root::Lane;
 
 /// A binary's own text around what the definitions generate.
 #[derive(Debug)]

@@ -20,8 +20,8 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::json;
-use crate::message::{
+use crate::stream::json;
+use crate::stream::message::{
     Block, InputRecord, Listing, ListingEntry, ResultContent, Role, LISTING_KEYS,
 };
 

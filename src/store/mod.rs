@@ -1,0 +1,12 @@
+//! agy's store on disk: conversation databases and the data root.
+//!
+//! [`sqlite`] holds agy's schema and moves rows between SQLite and the row
+//! stream, [`root`] finds the data root and checks paths under it, and
+//! [`dump`] walks databases and brain directories into the row stream
+//! (agy-dump's library side).
+//!
+//! Imports: the ground floor, [`crate::agy`] and [`crate::stream`].
+
+pub mod dump;
+pub mod root;
+pub mod sqlite;

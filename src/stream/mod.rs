@@ -1,0 +1,17 @@
+//! The two NDJSON contracts every tool speaks, and their I/O.
+//!
+//! [`record`] is the row stream (agy-dump and agy-pack's side: SQLite rows
+//! and brain files), [`message`] and [`message_reader`] the message stream
+//! (agy-decode and agy-encode's side: chat messages). [`json`] writes JSON
+//! text straight into a buffer, [`io`] reads numbered lines and writes
+//! buffered output, and [`spool`] holds output that has to wait.
+//!
+//! Imports: the ground floor and [`crate::agy`] (a tool call's arguments
+//! keep agy's argument order).
+
+pub mod io;
+pub mod json;
+pub mod message;
+pub mod message_reader;
+pub mod record;
+pub mod spool;
