@@ -14,6 +14,9 @@
 #   BENCH_QUICK=1     data 1/100 the size, in target/bench-data-quick: checks
 #                     the script, not the numbers
 #   BENCH_PROFILE=debug  measure the debug build (same caveat)
+#   BENCH_ONLY=issue20   only the rows of issue 20: txcript side by side, the
+#                     big-message memory table
+#   BENCH_VS_RUNS=N   interleaved runs per side against txcript (default 5)
 #
 # Uses hyperfine when installed, else N runs timed with `date +%s%N`. Peak RSS
 # comes from a separate run with every pipeline stage wrapped in
@@ -26,6 +29,8 @@ top=$PWD
 quick=${BENCH_QUICK:-}
 data=${BENCH_DATA:-$top/target/bench-data${quick:+-quick}}
 runs=${BENCH_RUNS:-5}
+vs_runs=${BENCH_VS_RUNS:-5}
+only=${BENCH_ONLY:-}
 profile=${BENCH_PROFILE:-release}
 bin=$top/target/$profile
 gen=$bin/examples/gen-store
@@ -41,7 +46,15 @@ if [[ -z ${BENCH_NO_BUILD:-} ]]; then
     else
         cargo build --examples --bins >&2
     fi
+    # txcript, the alternative of issue 20, through a driver of ours; always
+    # release, in its own target dir. txcript 0.14.4 declares Rust 1.96, and
+    # builds and runs on 1.95 too: --ignore-rust-version keeps an older
+    # toolchain from refusing it.
+    say "building bench/txcript (txcript 0.14.4)"
+    cargo build --release --ignore-rust-version --manifest-path bench/txcript/Cargo.toml \
+        --target-dir "$top/target/txcript" >&2 || say "bench/txcript did not build; its rows stay empty"
 fi
+txcript=$top/target/txcript/release/txcript-driver
 
 # What was measured: the tree as it was built.
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -96,6 +109,11 @@ dataset store2000-32k "${store_flags[@]}"
 dataset steps1k --steps "$(q 1000)" --target-bytes "$(q 3987000)" --max-output 4194304 --no-brain --seed 3
 dataset steps50k --steps "$(q 50000)" --target-bytes "$(q 199350000)" --max-output 4194304 --no-brain --seed 3
 dataset steps1 --steps 1 --no-brain --seed 3
+# (d) issue 20: big.db's conversation with its brain files, as txcript and
+# `agy-dump ROOT` read it; and one conversation whose first user text is
+# 50 MB, for the peak memory of every tool.
+dataset bigbrain --steps "$(q 52000)" --target-bytes "$(q 207300000)" --max-output 4194304 --seed 1
+dataset bigmsg --steps 3 --first-prompt-bytes "$(q 50000000)" --seed 4
 
 big=$(only_db big)
 store=$data/store2000
@@ -103,6 +121,8 @@ store32=$data/store2000-32k
 db1k=$(only_db steps1k)
 db50k=$(only_db steps50k)
 db1=$(only_db steps1)
+bigbrain=$data/bigbrain
+bigmsg=$data/bigmsg
 
 # ---------------------------------------------------------------------------
 # Which of our tools exist. A stub binary (`fn main(){}`) exits 0 silently,
@@ -196,6 +216,7 @@ pack=$bin/agy-pack
 render=$bin/agy-render
 steps_sql="select idx, step_type, status, has_subtrajectory, hex(metadata), hex(error_details), hex(permissions), hex(task_details), hex(render_info), hex(step_payload), step_format from steps"
 
+if [[ -z $only ]]; then
 measure cat "cat '$big' > /dev/null"
 if have_cmd sqlite3; then
     measure sqlite_json "sqlite3 -json '$big' '$steps_sql' > /dev/null"
@@ -237,6 +258,103 @@ if have_tool agy-render && [[ -s $scratch/big.messages.ndjson ]]; then
     # Issue 12: rendering the conversation takes no longer than decoding it.
     measure render "'$render' < '$scratch/big.messages.ndjson' > /dev/null"
     measure render_out "'$render' --out '$scratch/render-site' < '$scratch/big.messages.ndjson'" "rm -rf '$scratch/render-site'"
+fi
+fi # BENCH_ONLY
+
+# ---------------------------------------------------------------------------
+# Issue 20, (a): agy-dump | agy-decode against txcript on the same data root,
+# interleaved (ours, txcript, ours, …) so that load from other work on the
+# machine falls on both alike; the medians and their ratios are what counts.
+
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+declare -A vs_wall vs_cpu vs_rss vs_load
+# vs KEY SIDE CMD: one timed run of CMD, appended to $scratch/vs.KEY.SIDE as
+# "wall cpu rss" (s, s, KiB; CPU is user + system of every process).
+vs_once() {
+    local key=$1 side=$2 cmd=$3 start end
+    start=$(date +%s%N)
+    /usr/bin/time -f '%U %S %M' -o "$scratch/vs.time" bash -c "set -o pipefail; $cmd" || return 1
+    end=$(date +%s%N)
+    awk -v ns=$((end - start)) '{ printf "%.4f %.2f %d\n", ns / 1e9, $1 + $2, $3 }' "$scratch/vs.time" >>"$scratch/vs.$key.$side"
+}
+# versus KEY OURS THEIRS: one warm-up each, then $vs_runs interleaved runs.
+versus() {
+    local key=$1 ours=$2 theirs=$3 i side
+    say "versus $key: $ours  ~  $theirs"
+    rm -f "$scratch/vs.$key.ours" "$scratch/vs.$key.theirs"
+    bash -c "set -o pipefail; $ours" && bash -c "$theirs" || {
+        status[vs_$key]=failed
+        return
+    }
+    for ((i = 0; i < vs_runs; i++)); do
+        vs_once "$key" ours "$ours" && vs_once "$key" theirs "$theirs" || {
+            status[vs_$key]=failed
+            return
+        }
+    done
+    for side in ours theirs; do
+        vs_wall[$key.$side]=$(cut -d' ' -f1 "$scratch/vs.$key.$side" | median)
+        vs_cpu[$key.$side]=$(cut -d' ' -f2 "$scratch/vs.$key.$side" | median)
+    done
+    vs_load[$key]=$(cut -d' ' -f1-3 /proc/loadavg)
+    # Peak RSS per stage, one run each.
+    vs_rss[$key.ours]=$(peak_rss "$ours") || true
+    vs_rss[$key.theirs]=$(peak_rss "$theirs") || true
+    status[vs_$key]=ok
+}
+
+if have_tool agy-dump && have_tool agy-decode && [[ -x $txcript ]]; then
+    # What txcript writes, kept for a look: one line per conversation.
+    "$txcript" "$store" >"$scratch/txcript.store2000.ndjson"
+    say "txcript: $(wc -l <"$scratch/txcript.store2000.ndjson") conversations of $(find "$store/conversations" -name '*.db' | wc -l) in ROOT2000"
+    versus bigbrain "'$dump' '$bigbrain' | '$decode' > /dev/null" "'$txcript' '$bigbrain' > /dev/null"
+    versus store "'$dump' '$store' | '$decode' > /dev/null" "'$txcript' '$store' > /dev/null"
+    versus store32 "'$dump' '$store32' | '$decode' > /dev/null" "'$txcript' '$store32' > /dev/null"
+fi
+
+# ---------------------------------------------------------------------------
+# Issue 20, (b): peak memory of every tool on the conversation with one 50 MB
+# user text, against the largest line (row or message) it reads or writes.
+
+bm=$scratch/bigmsg
+declare -A bm_rss bm_line
+# longest FILE: bytes in its longest line.
+# (perl, not awk: mawk takes minutes over a line of hundreds of MB.)
+longest() { perl -ne '$m = length if length > $m; END { print $m + 0, "\n" }' "$1"; }
+# bigmsg_rss KEY CMD [PREPARE]
+bigmsg_rss() {
+    say "peak memory $1: $2"
+    bm_rss[$1]=$(peak_rss "$2" "${3:-true}") || bm_rss[$1]=failed
+}
+if have_tool agy-dump && have_tool agy-decode; then
+    "$dump" "$bigmsg" >"$bm.rows.ndjson"
+    "$decode" <"$bm.rows.ndjson" >"$bm.messages.ndjson"
+    "$decode" --format anthropic <"$bm.rows.ndjson" >"$bm.anthropic.ndjson"
+    rows_line=$(longest "$bm.rows.ndjson")
+    msgs_line=$(longest "$bm.messages.ndjson")
+    max_line=$((rows_line > msgs_line ? rows_line : msgs_line))
+    anth_line=$(longest "$bm.anthropic.ndjson")
+    bigmsg_rss dump "'$dump' '$bigmsg' > /dev/null"
+    bm_line[dump]=$rows_line
+    bigmsg_rss decode "'$decode' < '$bm.rows.ndjson' > /dev/null"
+    bm_line[decode]=$max_line
+    bigmsg_rss anthropic "'$decode' --format anthropic < '$bm.rows.ndjson' > /dev/null"
+    bm_line[anthropic]=$((max_line > anth_line ? max_line : anth_line))
+    if have_tool agy-encode; then
+        bigmsg_rss encode "'$encode' < '$bm.messages.ndjson' > /dev/null"
+        bm_line[encode]=$max_line
+        bigmsg_rss onto "'$encode' --onto '$bm.rows.ndjson' < '$bm.messages.ndjson' > /dev/null"
+        bm_line[onto]=$max_line
+    fi
+    if have_tool agy-pack; then
+        bigmsg_rss pack "'$pack' --root '$bm.pack-root' '$bm.rows.ndjson' > /dev/null" "rm -rf '$bm.pack-root'"
+        bm_line[pack]=$rows_line
+    fi
+    if have_tool agy-render; then
+        bigmsg_rss render "'$render' < '$bm.messages.ndjson' > /dev/null"
+        bm_line[render]=$msgs_line
+    fi
 fi
 
 # ---------------------------------------------------------------------------
@@ -290,6 +408,7 @@ store_kb=$(db_kb "$store")
 store32_kb=$(db_kb "$store32")
 timer=$(have_cmd hyperfine && echo "hyperfine $(hyperfine --version | awk '{ print $2 }'), at least $runs runs and 3 s + 1 warm-up" || echo "date +%s%N, $runs runs + 1 warm-up")
 
+if [[ -z $only ]]; then
 echo "## Benchmark run"
 echo
 echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -427,3 +546,69 @@ echo "Paths: big.db = ${big#"$top"/}; ROOT2000 = ${store#"$top"/}; ROOT2000-32K 
 echo "1k.db = ${db1k#"$top"/}; 50k.db = ${db50k#"$top"/}; 1.db = ${db1#"$top"/}; big.rows.ndjson and big.messages.ndjson are"
 echo "written to ${scratch#"$top"/} by agy-dump and agy-decode before the rows that read them."
 echo "Pipelines are timed as a whole; their peak RSS is given per stage (first/second)."
+echo
+fi # BENCH_ONLY
+
+kib_mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+stages_mib() {
+    local k out=()
+    for k in $1; do out+=("$(kib_mib "$k")"); done
+    (
+        IFS=/
+        echo "${out[*]} MiB"
+    )
+}
+echo "## Against txcript 0.14.4 (issue 20)"
+echo
+echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit, $(nproc) cores"
+echo "- $vs_runs runs of each side, interleaved after a warm-up each; medians. CPU is user + system time of"
+echo "  every process (/usr/bin/time on the whole pipeline); peak RSS per process from one more run."
+echo "- txcript through bench/txcript (\`discover()\`, \`load()\`, \`to_common()\`, one JSON line per conversation)"
+echo
+echo "| store | agy-dump ROOT \| agy-decode: wall, CPU | txcript: wall, CPU | wall ratio | CPU ratio | peak RSS (dump/decode; txcript) | load avg after | target | met? |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |"
+vs_row() {
+    local key=$1 name=$2 target=$3
+    if [[ ${status[vs_$key]:-} != ok ]]; then
+        printf '| %s | %s |  |  |  |  |  | %s |  |\n' "$name" "$([[ -x $txcript ]] && echo "${status[vs_$key]:-not measured}" || echo "txcript not built")" "$target"
+        return
+    fi
+    local ow=${vs_wall[$key.ours]} oc=${vs_cpu[$key.ours]} tw=${vs_wall[$key.theirs]} tc=${vs_cpu[$key.theirs]}
+    local wr cr v=""
+    wr=$(ratio "$ow" "$tw")
+    cr=$(ratio "$oc" "$tc")
+    [[ -n $target ]] && v=$(verdict "$(($(le "$ow" "$(awk -v a="$tw" 'BEGIN { print a * 0.4 }')") * $(le "$oc" "$(awk -v a="$tc" 'BEGIN { print a * 0.6 }')")))")
+    printf '| %s | %.3f s, %.2f s | %.3f s, %.2f s | %s | %s | %s; %s | %s | %s | %s |\n' "$name" "$ow" "$oc" "$tw" "$tc" "$wr" "$cr" \
+        "$(stages_mib "${vs_rss[$key.ours]}")" "$(stages_mib "${vs_rss[$key.theirs]}")" "${vs_load[$key]}" "${target:-(information)}" "$v"
+}
+vs_row bigbrain "big.db's conversation with its brain files ($(du -sm "$bigbrain" | cut -f1) MB)" "wall <= 0.4x, CPU <= 0.6x"
+vs_row store "ROOT2000 (4 KiB pages)" "wall <= 0.4x, CPU <= 0.6x"
+vs_row store32 "ROOT2000-32K" ""
+echo
+echo "## Peak memory with one 50 MB user text (issue 20)"
+echo
+if [[ -n ${rows_line:-} ]]; then
+    echo "The conversation \`gen-store --steps 3 --first-prompt-bytes 50000000 --seed 4\`: its longest row line is"
+    echo "$(kib_mib $((rows_line / 1024))) MiB, its longest message line $(kib_mib $((msgs_line / 1024))) MiB. The bound is twice the longest line a tool reads or writes."
+    echo
+    echo "| tool | command | peak RSS | longest line handled | ratio | target | met? |"
+    echo "| --- | --- | ---: | ---: | ---: | --- | --- |"
+    bm_row() {
+        local key=$1 cmd=$2
+        [[ -n ${bm_rss[$key]:-} ]] || return 0
+        if [[ ${bm_rss[$key]} == failed ]]; then
+            printf '| %s | `%s` | failed |  |  | <= 2x |  |\n' "$key" "$cmd"
+            return
+        fi
+        local line=${bm_line[$key]}
+        printf '| %s | `%s` | %s MiB | %s MiB | %s | <= 2x | %s |\n' "${cmd%% *}" "$cmd" "$(kib_mib "${bm_rss[$key]}")" \
+            "$(kib_mib $((line / 1024)))" "$(ratio "${bm_rss[$key]}" $((line / 1024)))" "$(verdict "$(le "${bm_rss[$key]}" $((2 * line / 1024)))")"
+    }
+    bm_row dump "agy-dump BIGMSG"
+    bm_row decode "agy-decode < rows"
+    bm_row anthropic "agy-decode --format anthropic < rows"
+    bm_row encode "agy-encode < messages"
+    bm_row onto "agy-encode --onto rows < messages"
+    bm_row pack "agy-pack --root NEW rows"
+    bm_row render "agy-render < messages"
+fi

@@ -54,6 +54,9 @@ Options:
       --seed S              seed of the generator [default: 1]
       --page-size N         SQLite page size [default: 32768, agy's]
       --no-brain            write no brain/ files
+      --first-prompt-bytes N
+                            make each conversation's first user text about
+                            N bytes of prose (the big-message benchmark)
       --sample              the small, readable store of the README tour:
                             3 conversations of 10-30 steps covering every
                             tool kind, short outputs, 4 KiB pages
@@ -91,6 +94,7 @@ struct Options {
     page_size: u32,
     brain: bool,
     sample: bool,
+    first_prompt_bytes: Option<usize>,
 }
 
 fn parse_args() -> Result<Option<Options>> {
@@ -106,6 +110,7 @@ fn parse_args() -> Result<Option<Options>> {
         page_size: AGY_PAGE_SIZE,
         brain: true,
         sample: false,
+        first_prompt_bytes: None,
     };
     let mut page_size = None;
     let mut max_output = None;
@@ -120,6 +125,9 @@ fn parse_args() -> Result<Option<Options>> {
             Long("seed") => options.seed = parser.value()?.parse()?,
             Long("page-size") => page_size = Some(parser.value()?.parse()?),
             Long("no-brain") => options.brain = false,
+            Long("first-prompt-bytes") => {
+                options.first_prompt_bytes = Some(parser.value()?.parse()?)
+            }
             Long("sample") => options.sample = true,
             Short('h') | Long("help") => {
                 print!("{USAGE}");
@@ -689,6 +697,7 @@ struct ConversationShape {
     max_output: u64,
     brain: bool,
     page_size: u32,
+    first_prompt_bytes: Option<usize>,
 }
 
 impl ConversationShape {
@@ -709,6 +718,7 @@ impl ConversationShape {
             max_output: options.max_output,
             brain: options.brain,
             page_size: options.page_size,
+            first_prompt_bytes: options.first_prompt_bytes,
         };
         if options.sample {
             (shape.era, shape.steps) =
@@ -1612,6 +1622,9 @@ fn render_step(
 }
 
 fn user_prompt(rng: &mut Rng, conversation: &Conversation, first: bool) -> String {
+    if let (true, Some(len)) = (first, conversation.shape.first_prompt_bytes) {
+        return format!("{} \u{2014} {}", conversation.title, prose(rng, len));
+    }
     if first {
         return format!(
             "{} \u{2014} {}",
