@@ -65,7 +65,10 @@ fn run() -> Result<()> {
         let mut lines = Lines::open(&path)?;
         while let Some(line) = lines.next_line()? {
             let out = sink.output();
-            let result = match decoder.canonical_step_line(line, out) {
+            let fast = decoder
+                .canonical_step_line(line, out)
+                .and_then(|done| Ok(done || decoder.canonical_file_line(line, out)?));
+            let result = match fast {
                 Ok(true) => Ok(()),
                 Ok(false) => Record::parse(line).and_then(|record| decoder.record(&record, out)),
                 Err(e) => Err(e),

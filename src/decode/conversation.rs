@@ -11,6 +11,7 @@ use crate::agy::wire;
 use crate::error::Result;
 use crate::stream::message::{self, ForkedFrom, Meta};
 use crate::stream::record::FileContent;
+use crate::stream::spool::Spool;
 use crate::time::Timestamp;
 
 use super::waiting::Waiting;
@@ -93,6 +94,42 @@ impl Conversation {
         append: bool,
         content: &FileContent<'_>,
     ) -> Result<()> {
+        self.keep_file(path, append, |texts| match content {
+            FileContent::Text(text) => texts.append_json_str_body(text),
+            FileContent::Hex(hex_text) => {
+                let bytes = crate::stream::record::decode_hex(hex_text)?;
+                texts.append_json_str_body(&crate::agy::wire::lossy_str(&bytes))
+            }
+        })
+    }
+
+    /// [`Conversation::file`] for a text part given as the body of a JSON
+    /// string escaped exactly as [`crate::stream::json::write_str_body`]
+    /// escapes, which is kept as it is.
+    pub(super) fn escaped_file_text(
+        &mut self,
+        path: &str,
+        append: bool,
+        escaped: &[u8],
+    ) -> Result<()> {
+        self.keep_file(path, append, |texts| texts.append(escaped))
+    }
+
+    /// Whether a waiting result names the brain file `path`.
+    pub(super) fn wants_file(&self, path: &str) -> bool {
+        self.waiting
+            .as_ref()
+            .is_some_and(|waiting| waiting.files.contains_key(path))
+    }
+
+    /// Keeps a part of the brain file `path`, written by `write` as JSON
+    /// string text, when a waiting result names the file.
+    fn keep_file(
+        &mut self,
+        path: &str,
+        append: bool,
+        write: impl FnOnce(&mut Spool) -> Result<()>,
+    ) -> Result<()> {
         let Some(waiting) = self.waiting.as_mut() else {
             return Ok(());
         };
@@ -100,15 +137,7 @@ impl Conversation {
             return Ok(());
         };
         let start = waiting.texts.len();
-        match content {
-            FileContent::Text(text) => waiting.texts.append_json_str_body(text)?,
-            FileContent::Hex(hex_text) => {
-                let bytes = crate::stream::record::decode_hex(hex_text)?;
-                waiting
-                    .texts
-                    .append_json_str_body(&crate::agy::wire::lossy_str(&bytes))?
-            }
-        }
+        write(&mut waiting.texts)?;
         if !append {
             slot.clear();
         }

@@ -226,6 +226,51 @@ fn write_file_head(out: &mut Vec<u8>, conversation: &str, dir: FileDir, path: &s
     }
 }
 
+/// A brain `file` record read straight from its line: see
+/// [`canonical_file_line`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CanonicalFile<'a> {
+    pub conversation: &'a str,
+    pub path: &'a str,
+    pub append: bool,
+    /// The text's JSON string body, still escaped.
+    pub escaped_text: &'a [u8],
+}
+
+/// Reads a line of exactly the shape agy-dump (and agy-encode) give a
+/// brain file's text part, `{"conversation":"ID","kind":"file","path":"P",
+/// ["append":true,]"text":"…"}`, where the id and path need no escape and
+/// the text is one [`json::is_simple_str_body`] accepts: a line that
+/// [`Record::parse`] reads as a `File` record with these fields. Anything
+/// else is `None`, for the parser.
+///
+/// A reader that drops most brain files (agy-decode keeps only those a
+/// spilled result names) can so accept one without unescaping its text into
+/// a copy; the text is still checked, so a bad line is never let through.
+pub fn canonical_file_line(line: &[u8]) -> Option<CanonicalFile<'_>> {
+    fn plain(rest: &[u8]) -> Option<(&str, &[u8])> {
+        let end = memchr::memchr(b'"', rest)?;
+        let text = &rest[..end];
+        if text.iter().any(|&b| b == b'\\' || b < 0x20) {
+            return None;
+        }
+        Some((std::str::from_utf8(text).ok()?, &rest[end + 1..]))
+    }
+    let (conversation, rest) = plain(line.strip_prefix(b"{\"conversation\":\"")?)?;
+    let (path, rest) = plain(rest.strip_prefix(b",\"kind\":\"file\",\"path\":\"")?)?;
+    let (append, rest) = match rest.strip_prefix(b",\"append\":true") {
+        Some(rest) => (true, rest),
+        None => (false, rest),
+    };
+    let escaped_text = rest.strip_prefix(b",\"text\":\"")?.strip_suffix(b"\"}")?;
+    json::is_simple_str_body(escaped_text).then_some(CanonicalFile {
+        conversation,
+        path,
+        append,
+        escaped_text,
+    })
+}
+
 /// A value as read from the stream, before the column's affinity says what a
 /// plain string means.
 #[derive(Clone, Debug, PartialEq)]
@@ -741,6 +786,110 @@ impl<'a> Record<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the parser reads of a brain text file line, in the fast path's
+    /// terms (the text escaped again by our writer).
+    fn parsed_file(line: &[u8]) -> Option<(String, String, bool, Vec<u8>)> {
+        match Record::parse(line) {
+            Ok(Record::File {
+                conversation,
+                dir: FileDir::Brain,
+                path,
+                append,
+                content: FileContent::Text(text),
+            }) => {
+                let mut escaped = Vec::new();
+                json::write_str_body(&mut escaped, &text);
+                Some((conversation.into(), path.into(), append, escaped))
+            }
+            _ => None,
+        }
+    }
+
+    /// What the parser reads of a brain text file line, in the fast path's
+    /// terms (the text escaped again by our writer).
+    fn parsed_file(line: &[u8]) -> Option<(String, String, bool, Vec<u8>)> {
+        match Record::parse(line) {
+            Ok(Record::File {
+                conversation,
+                dir: FileDir::Brain,
+                path,
+                append,
+                content: FileContent::Text(text),
+            }) => {
+                let mut escaped = Vec::new();
+                json::write_str_body(&mut escaped, &text);
+                Some((conversation.into(), path.into(), append, escaped))
+            }
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn hex_digits_are_what_is_ascii_hexdigit_says() {
+        // Every byte value, alone and at each place of a longer run of
+        // digits (the vectored blocks and the tail).
+        for byte in 0..=255u8 {
+            for len in [1, 15, 16, 17, 40] {
+                for at in [0, len / 2, len - 1] {
+                    let mut text = b"0123456789abcdefABCDEF0123456789abcdefABCDEF"[..len].to_vec();
+                    text[at] = byte;
+                    let expected = text.iter().all(u8::is_ascii_hexdigit);
+                    assert_eq!(is_hex_digits(&text), expected, "{byte:#x} at {at} of {len}");
+                }
+            }
+        }
+        assert!(is_hex_digits(b""));
+    }
+
+    #[test]
+    fn canonical_file_lines_read_as_the_parser_reads_them() {
+        let texts: &[&[u8]] = &[
+            b"",
+            b"{\"step\":1}\n\ttabbed \\ back\\slash",
+            "caf\u{e9} \u{2014}".as_bytes(),
+            b"\x01 control",
+            b"\xff\xfe not utf-8",
+        ];
+        for &text in texts {
+            for append in [false, true] {
+                for dir in [FileDir::Brain, FileDir::Conversations] {
+                    let mut line = Vec::new();
+                    write_file_part(&mut line, "c-1", dir, "logs/t.jsonl", append, text);
+                    line.pop();
+                    // Every brain text part the writer makes, but for one
+                    // with a \u escape (a control character), which the
+                    // fast path leaves to the parser.
+                    let expected =
+                        parsed_file(&line).filter(|_| !line.windows(2).any(|w| w == b"\\u"));
+                    let got = canonical_file_line(&line).map(|f| {
+                        let text = f.escaped_text.to_vec();
+                        (f.conversation.into(), f.path.into(), f.append, text)
+                    });
+                    assert_eq!(got, expected, "{}", String::from_utf8_lossy(&line));
+                }
+            }
+        }
+        // Shapes the writer does not make: each left to the parser, which
+        // reads or refuses it.
+        let others: &[&[u8]] = &[
+            br#"{"conversation":"c","kind":"file","path":"p","text":"\u00e9"}"#,
+            br#"{"conversation":"c","kind":"file","path":"p","text":"a"} "#,
+            br#"{"conversation":"c","kind":"file","path":"p","text":"a"b"}"#,
+            br#"{"conversation":"c","kind":"file","path":"p","text":"a\"}"#,
+            br#"{"conversation":"c\"","kind":"file","path":"p","text":"a"}"#,
+            br#"{"conversation":"c","kind":"file","path":"p","append":false,"text":"a"}"#,
+            br#"{"conversation":"c","kind":"file","path":"p","hex":"00"}"#,
+        ];
+        for &line in others {
+            assert_eq!(
+                canonical_file_line(line),
+                None,
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
 
     fn columns() -> Vec<Column> {
         vec![
