@@ -145,7 +145,7 @@ pub(super) fn parse_canonical_step_row(line: &[u8]) -> Option<(&str, StepColumns
             // when every byte is a hex digit: metadata and error_details are
             // decoded only when the payload lacks their mirror.
             other => {
-                if !hex.is_none_or(|h| h.iter().all(u8::is_ascii_hexdigit)) {
+                if !hex.is_none_or(crate::stream::record::is_hex_digits) {
                     return None;
                 }
                 match other {

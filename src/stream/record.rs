@@ -353,6 +353,57 @@ pub fn decode_hex_bytes_into(text: &[u8], out: &mut Vec<u8>) -> bool {
     decode_hex_digits(text, out).is_ok()
 }
 
+/// Whether every byte of `text` is a hex digit (of either case). agy-decode
+/// checks so the blob columns it does not decode, which must still be valid
+/// JSON strings; byte by byte, that was most of reading a steps row's line.
+pub fn is_hex_digits(text: &[u8]) -> bool {
+    let checked = hex_digit_blocks_vectored(text);
+    text[checked..].iter().all(u8::is_ascii_hexdigit)
+}
+
+/// How many bytes at the start of `text`, in whole blocks of sixteen, are
+/// hex digits: all the blocks', or up to the block holding something else
+/// (none on other architectures).
+#[cfg(target_arch = "x86_64")]
+fn hex_digit_blocks_vectored(text: &[u8]) -> usize {
+    // SAFETY: SSE2 is part of the x86-64 baseline, so every CPU that runs
+    // this x86_64 binary has it; the function touches memory only through
+    // slices.
+    unsafe { hex_digit_blocks_sse2(text) }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn hex_digit_blocks_vectored(_text: &[u8]) -> usize {
+    0
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn hex_digit_blocks_sse2(text: &[u8]) -> usize {
+    use std::arch::x86_64::*;
+    let mut checked = 0;
+    for block in text.chunks_exact(16) {
+        let low = u64::from_le_bytes(block[..8].try_into().expect("eight bytes"));
+        let high = u64::from_le_bytes(block[8..].try_into().expect("eight bytes"));
+        let v = _mm_set_epi64x(high as i64, low as i64);
+        // As in decode_hex_sse2: signed compares fail bytes of 0x80 and up.
+        let digit = _mm_and_si128(
+            _mm_cmpgt_epi8(v, _mm_set1_epi8(b'0' as i8 - 1)),
+            _mm_cmplt_epi8(v, _mm_set1_epi8(b'9' as i8 + 1)),
+        );
+        let folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+        let letter = _mm_and_si128(
+            _mm_cmpgt_epi8(folded, _mm_set1_epi8(b'a' as i8 - 1)),
+            _mm_cmplt_epi8(folded, _mm_set1_epi8(b'f' as i8 + 1)),
+        );
+        if _mm_movemask_epi8(_mm_or_si128(digit, letter)) != 0xffff {
+            break;
+        }
+        checked += 16;
+    }
+    checked
+}
+
 /// Decodes `text` into `out` (half its length), or gives the position of
 /// the first byte that is not a hex digit.
 fn decode_hex_digits(text: &[u8], out: &mut [u8]) -> std::result::Result<(), usize> {
@@ -786,25 +837,6 @@ impl<'a> Record<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// What the parser reads of a brain text file line, in the fast path's
-    /// terms (the text escaped again by our writer).
-    fn parsed_file(line: &[u8]) -> Option<(String, String, bool, Vec<u8>)> {
-        match Record::parse(line) {
-            Ok(Record::File {
-                conversation,
-                dir: FileDir::Brain,
-                path,
-                append,
-                content: FileContent::Text(text),
-            }) => {
-                let mut escaped = Vec::new();
-                json::write_str_body(&mut escaped, &text);
-                Some((conversation.into(), path.into(), append, escaped))
-            }
-            _ => None,
-        }
-    }
 
     /// What the parser reads of a brain text file line, in the fast path's
     /// terms (the text escaped again by our writer).
