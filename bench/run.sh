@@ -138,6 +138,20 @@ for tool in agy-dump agy-decode agy-encode agy-pack agy-render; do
     if have_tool "$tool"; then say "$tool: $("$bin/$tool" --version)"; else say "$tool: not built yet"; fi
 done
 
+# txcript opens each database read-only, which in WAL mode leaves an empty
+# -wal and a -shm beside it (a read-only connection does not remove them
+# when it closes). With them there agy-dump takes its path for a live
+# database (mode=ro&readonly_shm=1: locks and the shared-memory index), a
+# fifth more CPU on ROOT2000. An agy store at rest has neither, so every
+# run of either side starts from the store at rest: an empty -wal and its
+# -shm are removed (nothing has them open between runs).
+at_rest() {
+    local wal
+    find "$@" -name '*.db-wal' -size 0 -print0 | while IFS= read -r -d '' wal; do
+        rm -f "$wal" "${wal%-wal}-shm"
+    done
+}
+
 # ---------------------------------------------------------------------------
 # Measuring. A command is a bash string; its stages are separated by " | ".
 
@@ -217,6 +231,7 @@ render=$bin/agy-render
 steps_sql="select idx, step_type, status, has_subtrajectory, hex(metadata), hex(error_details), hex(permissions), hex(task_details), hex(render_info), hex(step_payload), step_format from steps"
 
 if [[ -z $only ]]; then
+at_rest "$data"
 measure cat "cat '$big' > /dev/null"
 if have_cmd sqlite3; then
     measure sqlite_json "sqlite3 -json '$big' '$steps_sql' > /dev/null"
@@ -270,20 +285,27 @@ median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 
 declare -A vs_wall vs_cpu vs_rss vs_load
 # vs KEY SIDE CMD: one timed run of CMD, appended to $scratch/vs.KEY.SIDE as
-# "wall cpu rss" (s, s, KiB; CPU is user + system of every process).
+# "wall cpu rss" (s, s, KiB; CPU is user + system of every process), after
+# (untimed) $vs_prepare.
 vs_once() {
     local key=$1 side=$2 cmd=$3 start end
+    bash -c "$vs_prepare"
     start=$(date +%s%N)
     /usr/bin/time -f '%U %S %M' -o "$scratch/vs.time" bash -c "set -o pipefail; $cmd" || return 1
     end=$(date +%s%N)
     awk -v ns=$((end - start)) '{ printf "%.4f %.2f %d\n", ns / 1e9, $1 + $2, $3 }' "$scratch/vs.time" >>"$scratch/vs.$key.$side"
 }
-# versus KEY OURS THEIRS: one warm-up each, then $vs_runs interleaved runs.
+# versus KEY ROOT MODE OURS THEIRS: one warm-up each, then $vs_runs
+# interleaved runs, each on ROOT at rest (MODE rest), or all with the
+# sidecars txcript's warm-up left (MODE sidecars).
 versus() {
-    local key=$1 ours=$2 theirs=$3 i side
+    local key=$1 root=$2 mode=$3 ours=$4 theirs=$5 i side
+    vs_prepare=true
+    [[ $mode == rest ]] && vs_prepare="$(declare -f at_rest); at_rest '$root'"
+    bash -c "$vs_prepare"
     say "versus $key: $ours  ~  $theirs"
     rm -f "$scratch/vs.$key.ours" "$scratch/vs.$key.theirs"
-    bash -c "set -o pipefail; $ours" && bash -c "$theirs" || {
+    bash -c "$theirs" && bash -c "set -o pipefail; $ours" || {
         status[vs_$key]=failed
         return
     }
@@ -299,8 +321,9 @@ versus() {
     done
     vs_load[$key]=$(cut -d' ' -f1-3 /proc/loadavg)
     # Peak RSS per stage, one run each.
-    vs_rss[$key.ours]=$(peak_rss "$ours") || true
-    vs_rss[$key.theirs]=$(peak_rss "$theirs") || true
+    vs_rss[$key.ours]=$(peak_rss "$ours" "$vs_prepare") || true
+    vs_rss[$key.theirs]=$(peak_rss "$theirs" "$vs_prepare") || true
+    at_rest "$root"
     status[vs_$key]=ok
 }
 
@@ -308,9 +331,11 @@ if have_tool agy-dump && have_tool agy-decode && [[ -x $txcript ]]; then
     # What txcript writes, kept for a look: one line per conversation.
     "$txcript" "$store" >"$scratch/txcript.store2000.ndjson"
     say "txcript: $(wc -l <"$scratch/txcript.store2000.ndjson") conversations of $(find "$store/conversations" -name '*.db' | wc -l) in ROOT2000"
-    versus bigbrain "'$dump' '$bigbrain' | '$decode' > /dev/null" "'$txcript' '$bigbrain' > /dev/null"
-    versus store "'$dump' '$store' | '$decode' > /dev/null" "'$txcript' '$store' > /dev/null"
-    versus store32 "'$dump' '$store32' | '$decode' > /dev/null" "'$txcript' '$store32' > /dev/null"
+    at_rest "$store"
+    versus bigbrain "$bigbrain" rest "'$dump' '$bigbrain' | '$decode' > /dev/null" "'$txcript' '$bigbrain' > /dev/null"
+    versus store "$store" rest "'$dump' '$store' | '$decode' > /dev/null" "'$txcript' '$store' > /dev/null"
+    versus store32 "$store32" rest "'$dump' '$store32' | '$decode' > /dev/null" "'$txcript' '$store32' > /dev/null"
+    versus store_sidecars "$store" sidecars "'$dump' '$store' | '$decode' > /dev/null" "'$txcript' '$store' > /dev/null"
 fi
 
 # ---------------------------------------------------------------------------
@@ -584,6 +609,11 @@ vs_row() {
 vs_row bigbrain "big.db's conversation with its brain files ($(du -sm "$bigbrain" | cut -f1) MB)" "wall <= 0.4x, CPU <= 0.6x"
 vs_row store "ROOT2000 (4 KiB pages)" "wall <= 0.4x, CPU <= 0.6x"
 vs_row store32 "ROOT2000-32K" ""
+vs_row store_sidecars "ROOT2000 with the -wal and -shm txcript leaves" ""
+echo
+echo "Every run but the last row's starts from the store at rest, as agy leaves it: no -wal or -shm beside"
+echo "a database. txcript's read-only connections create an empty -wal and a -shm beside each one and leave"
+echo "them; the last row keeps them for both sides (agy-dump then reads every database as a live one)."
 echo
 echo "## Peak memory with one 50 MB user text (issue 20)"
 echo
