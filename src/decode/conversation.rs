@@ -14,8 +14,8 @@ use crate::stream::record::FileContent;
 use crate::stream::spool::Spool;
 use crate::time::Timestamp;
 
+use super::read_timestamp;
 use super::waiting::Waiting;
-use super::{read_timestamp, title_from_text};
 
 /// What one conversation remembers between steps.
 #[derive(Default)]
@@ -38,7 +38,10 @@ pub(super) struct Conversation {
     /// Ids of calls declared by a planner step and not yet answered.
     pub(super) open_calls: HashSet<String>,
     pub(super) checkpoint_title: Option<String>,
-    pub(super) first_user_text: Option<String>,
+    /// The title the first user text gives ([`title_from_text`]), taken
+    /// when it comes: a copy of the whole text, which may be tens of MB,
+    /// would sit in memory until the conversation ends.
+    pub(super) first_user_title: Option<String>,
     pub(super) latest_model: Option<String>,
     /// The model name of the latest user input's planner configuration.
     pub(super) configured_model: Option<String>,
@@ -63,7 +66,7 @@ impl Conversation {
             title: self
                 .checkpoint_title
                 .clone()
-                .or_else(|| self.first_user_text.as_deref().map(title_from_text)),
+                .or_else(|| self.first_user_title.clone()),
             model: self.latest_model.clone(),
             parent_conversation_id: self.parent_conversation_id.clone(),
             forked_from: self.forked_from(),

@@ -15,7 +15,7 @@ use crate::stream::message::{
 use crate::time::Timestamp;
 
 use super::conversation::Conversation;
-use super::{read_timestamp, SpilledResult};
+use super::{read_timestamp, title_from_text, SpilledResult};
 
 /// Writes a step's messages, marked and said when it is damaged.
 pub(super) fn finish_step(
@@ -248,8 +248,8 @@ impl Conversation {
         let text = user_text(input);
         let mut content = Vec::new();
         if !text.is_empty() {
-            if self.first_user_text.is_none() {
-                self.first_user_text = Some(text.to_string());
+            if self.first_user_title.is_none() {
+                self.first_user_title = Some(title_from_text(&text));
             }
             content.push(Block::text(text));
         }
