@@ -26,7 +26,7 @@ use crate::agy::steps::field;
 use crate::agy::wire;
 use crate::error::{Error, Result};
 use crate::kinds::results;
-use crate::stream::io::Output;
+use crate::stream::io::{self, Output};
 use crate::stream::record::{self, FileDir, JsonCell, Record, RowCells};
 use crate::time::Timestamp;
 
@@ -187,8 +187,9 @@ impl Decoder {
             return Ok(false);
         }
         self.enter(conversation, out)?;
-        self.step_decoded(&columns, columns.step_payload.is_some(), out)
-            .map(|()| true)
+        let done = self.step_decoded(&columns, columns.step_payload.is_some(), out);
+        self.shed();
+        done.map(|()| true)
     }
 
     /// Takes a brain file's text part in agy-dump's shape
@@ -273,7 +274,16 @@ impl Decoder {
 
     fn step_columns(&mut self, columns: &StepColumns<'_>, out: &mut Output) -> Result<()> {
         let has_payload = self.decode_payload(columns)?;
-        self.step_decoded(columns, has_payload, out)
+        let done = self.step_decoded(columns, has_payload, out);
+        self.shed();
+        done
+    }
+
+    /// Gives back the step buffers a huge row grew ([`io::shed`]).
+    fn shed(&mut self) {
+        for buf in [&mut self.payload, &mut self.repaired] {
+            io::shed(buf);
+        }
     }
 
     /// Decodes a row's payload hex into `self.payload`; false when the row

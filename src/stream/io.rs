@@ -159,6 +159,21 @@ pub fn input_paths(paths: Vec<OsString>) -> Vec<OsString> {
     }
 }
 
+/// Buffers that are reused from record to record keep their allocation up
+/// to this size. Keeping the largest row's buffer saves faulting its pages
+/// in again for the next large one; beyond this, a row of tens of MB, the
+/// buffer is given back once used ([`shed`]), or the copies a tool keeps of
+/// such a row (its line, its payload, its output) would all stay at once
+/// and put peak memory at three or four times the row.
+pub const KEEP_AT_MOST: usize = 32 << 20;
+
+/// Gives `buf`'s allocation back when it is over [`KEEP_AT_MOST`].
+pub fn shed(buf: &mut Vec<u8>) {
+    if buf.capacity() > KEEP_AT_MOST {
+        *buf = Vec::new();
+    }
+}
+
 /// A process's standard output: records are formatted into [`Output::buf`]
 /// and flushed once the buffer passes a threshold.
 pub struct Output {
@@ -242,6 +257,7 @@ impl Output {
         let written = self.sink().write_all(&buf);
         self.buf = buf;
         self.buf.clear();
+        shed(&mut self.buf);
         written.map_err(Error::output)
     }
 
@@ -376,6 +392,7 @@ impl Captured {
     /// allocation (unless something was written meanwhile).
     pub fn give_back(&self, mut bytes: Vec<u8>) {
         bytes.clear();
+        shed(&mut bytes);
         let mut buffer = self.0.borrow_mut();
         if buffer.is_empty() {
             *buffer = bytes;
