@@ -42,6 +42,43 @@ fn dump_then_pack_is_identical_at_the_row_level() {
 }
 
 #[test]
+fn a_blob_larger_than_agy_pack_binds_is_written_in_pieces_and_round_trips() {
+    // agy-pack writes blobs over 16 MiB into their row after the insert,
+    // a piece at a time; one such payload (not the last column), and one
+    // in the last column of its table.
+    let s = Scratch::new("huge-blob");
+    let src = s.join("src");
+    let db_path = rich_db(&src, ID).close();
+    let huge = |seed: usize| -> Vec<u8> {
+        (0..(17 << 20) + 5)
+            .map(|i| ((i * 31 + seed) % 251) as u8)
+            .collect()
+    };
+    {
+        let conn = Connection::open(&db_path).unwrap();
+        let changed = conn
+            .execute(
+                "UPDATE steps SET step_payload = ?1 WHERE idx = (SELECT min(idx) FROM steps)",
+                params![huge(1)],
+            )
+            .unwrap();
+        assert_eq!(changed, 1);
+        conn.execute(
+            "INSERT INTO executor_metadata (idx, data) VALUES (?1, ?2)",
+            params![9_999, huge(2)],
+        )
+        .unwrap();
+    }
+    let stream = dump_of(&[db_path.to_str().unwrap()]);
+    let dst = s.join("dst");
+    run_ok("agy-pack", &["--root", dst.to_str().unwrap()], &stream);
+    let packed = dst.join("conversations").join(format!("{ID}.db"));
+    assert_eq!(contents(&db_path), contents(&packed));
+    let again = dump_of(&[packed.to_str().unwrap()]);
+    assert!(again == stream, "dumping the packed db gives other bytes");
+}
+
+#[test]
 fn large_brain_files_travel_in_parts_of_a_megabyte() {
     const PART: usize = 1 << 20;
     let s = Scratch::new("parts");

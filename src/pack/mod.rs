@@ -25,7 +25,7 @@ use rusqlite::Connection;
 use crate::error::{Error, Result};
 use crate::store::root;
 use crate::store::sqlite::{self, Bind, AGY_SCHEMA, AGY_USER_VERSION};
-use crate::stream::record::{Column, FileContent, FileDir, Record, RowCells};
+use crate::stream::record::{self, Cell, Column, FileContent, FileDir, JsonCell, Record, RowCells};
 use claim::{Attempt, Claim, Leftover, Names, Purpose};
 
 /// How to pack.
@@ -62,6 +62,9 @@ struct Pending {
     has_meta: bool,
     /// Columns of each created table, for values' affinity.
     tables: HashMap<String, Vec<Column>>,
+    /// Whether each table has rowids (is not `WITHOUT ROWID`), asked when
+    /// a blob is to be streamed into it.
+    rowid_tables: HashMap<String, bool>,
     files: HashSet<String>,
     saw_schema: bool,
     /// Past the point of no return: the temporaries are the new
@@ -253,6 +256,7 @@ impl Packer {
             conn: None,
             has_meta: false,
             tables: HashMap::new(),
+            rowid_tables: HashMap::new(),
             files: HashSet::new(),
             saw_schema: false,
             installing: false,
@@ -403,6 +407,56 @@ impl Drop for Packer {
 
 /// Removes a conversation's temporaries, unless it is past the point of no
 /// return; its claim goes when `pending` is dropped, after this.
+/// Blobs over this many bytes are written into their row after it is
+/// inserted, from their hex a MiB at a time (SQLite's incremental blob
+/// I/O), rather than decoded whole and bound: SQLite takes a copy of a
+/// bound value, so a row of one 100 MB blob held its line, the decoded blob
+/// and that copy at once. (The row is inserted with as many zeros, which
+/// SQLite builds in memory unless the blob is the last column: one copy
+/// less, not two.) Smaller blobs, all of a usual conversation's, are bound
+/// as before.
+const STREAM_BLOB_OVER: usize = 16 << 20;
+
+/// A value to bind: a cell, or zeros to be overwritten by a streamed blob.
+enum Value<'c> {
+    Cell(Cell<'c>),
+    Zeros(usize),
+}
+
+/// `zeroblob(n)` as a bound value.
+struct ZeroBlob(u64);
+
+impl rusqlite::ToSql for ZeroBlob {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(rusqlite::types::ToSqlOutput::ZeroBlob(self.0))
+    }
+}
+
+/// The hex of a plain string value large enough to stream, were its column
+/// a blob column.
+fn streamed_hex<'v>(value: &'v JsonCell<'_>) -> Option<&'v str> {
+    match value {
+        JsonCell::Plain(h) | JsonCell::Blob(h) if h.len() / 2 > STREAM_BLOB_OVER => Some(h),
+        _ => None,
+    }
+}
+
+/// That `hex` decodes, with the error decoding it would give if not.
+fn check_hex(hex: &str) -> Result<()> {
+    if hex.len() % 2 == 0 && record::is_hex_digits(hex.as_bytes()) {
+        return Ok(());
+    }
+    record::decode_hex(hex).map(|_| ())
+}
+
+/// Appends `, name` (or `name` first) to an INSERT's column list.
+fn continue_list(sql: &mut String, i: usize, name: &str) {
+    if i > 0 {
+        sql.push(',');
+    }
+    sql.push_str(&sqlite::quote_identifier(name));
+}
+
 fn discard(pending: &mut Pending) {
     drop(pending.conn.take());
     if pending.installing {
@@ -488,23 +542,36 @@ impl Pending {
             }
             self.tables.insert(table.to_string(), columns);
         }
+        let streams = row.0.iter().any(|(_, value)| streamed_hex(value).is_some())
+            && self.has_rowid(table)?;
+        let conn = self.conn.as_ref().expect("open until commit");
         let columns = &self.tables[table];
         let mut cells = Vec::with_capacity(row.0.len());
+        // Blob columns written after the insert: (column, hex).
+        let mut streamed: Vec<(&str, &str)> = Vec::new();
         let mut sql = format!("INSERT INTO {} (", sqlite::quote_identifier(table));
         for (i, (name, value)) in row.0.iter().enumerate() {
             let column = columns
                 .iter()
                 .find(|c| c.name == *name)
                 .ok_or_else(|| Error::data(format!("table {table:?} has no column {name:?}")))?;
-            cells.push(
+            let blob = match value {
+                JsonCell::Plain(_) => column.blob_affinity,
+                _ => true,
+            };
+            if let Some(hex) = streamed_hex(value).filter(|_| streams && blob) {
+                check_hex(hex).map_err(|e| e.context(format!("column {name}")))?;
+                cells.push(Value::Zeros(hex.len() / 2));
+                streamed.push((&**name, hex));
+                continue_list(&mut sql, i, name);
+                continue;
+            }
+            cells.push(Value::Cell(
                 value
                     .to_cell(column.blob_affinity)
                     .map_err(|e| e.context(format!("column {name}")))?,
-            );
-            if i > 0 {
-                sql.push(',');
-            }
-            sql.push_str(&sqlite::quote_identifier(name));
+            ));
+            continue_list(&mut sql, i, name);
         }
         sql.push_str(") VALUES (");
         for i in 0..cells.len() {
@@ -519,10 +586,47 @@ impl Pending {
         }
         let mut stmt = conn.prepare_cached(&sql)?;
         for (i, cell) in cells.iter().enumerate() {
-            stmt.raw_bind_parameter(i + 1, Bind(cell))?;
+            match cell {
+                Value::Cell(cell) => stmt.raw_bind_parameter(i + 1, Bind(cell))?,
+                Value::Zeros(len) => stmt.raw_bind_parameter(i + 1, ZeroBlob(*len as u64))?,
+            }
         }
         stmt.raw_execute()?;
+        if streamed.is_empty() {
+            return Ok(());
+        }
+        let rowid = conn.last_insert_rowid();
+        let mut bytes = Vec::new();
+        for (column, hex) in streamed {
+            let mut blob = conn.blob_open(rusqlite::MAIN_DB, table, column, rowid, false)?;
+            // Whole pairs of digits, a MiB of bytes at a time.
+            for part in hex.as_bytes().chunks(2 << 20) {
+                let decoded = record::decode_hex_bytes_into(part, &mut bytes);
+                debug_assert!(decoded, "checked before the insert");
+                blob.write_all(&bytes)
+                    .map_err(|e| Error::data(format!("column {column}: {e}")))?;
+            }
+        }
         Ok(())
+    }
+
+    /// Whether `table` has rowids, so that a blob can be written into a row
+    /// after it is inserted.
+    fn has_rowid(&mut self, table: &str) -> Result<bool> {
+        if let Some(&known) = self.rowid_tables.get(table) {
+            return Ok(known);
+        }
+        let conn = self.conn.as_ref().expect("open until commit");
+        let without: Option<i64> = conn
+            .query_row(
+                "SELECT wr FROM pragma_table_list WHERE schema = 'main' AND name = ?1",
+                [table],
+                |r| r.get(0),
+            )
+            .ok();
+        let rowid = without == Some(0);
+        self.rowid_tables.insert(table.to_string(), rowid);
+        Ok(rowid)
     }
 
     /// Writes the `<id>.meta` sidecar to its temporary name; no other file
