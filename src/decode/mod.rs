@@ -440,19 +440,8 @@ mod tests {
     /// Decodes `lines` one way or the other, returning the output and the
     /// first error with its line number.
     fn decode_all(lines: &[String], fast: bool) -> (String, Option<(usize, String)>) {
-        use std::sync::{Arc, Mutex};
-        struct Shared(Arc<Mutex<Vec<u8>>>);
-        impl std::io::Write for Shared {
-            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(buf);
-                Ok(buf.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let written = Arc::new(Mutex::new(Vec::new()));
-        let mut out = Output::to(Box::new(Shared(written.clone())));
+        let written = crate::stream::io::Captured::default();
+        let mut out = Output::captured(&written);
         let mut decoder = Decoder::new(Options::default());
         let mut failure = None;
         for (n, line) in lines.iter().enumerate() {
@@ -474,7 +463,7 @@ mod tests {
             decoder.finish(&mut out).unwrap();
         }
         out.flush().unwrap();
-        let text = String::from_utf8(written.lock().unwrap().clone()).unwrap();
+        let text = String::from_utf8(written.take()).unwrap();
         (text, failure)
     }
 
