@@ -207,10 +207,11 @@ impl Conversation {
         for call in std::mem::take(&mut self.open_calls) {
             self.tool_step(&call, None, call.timestamp, steps)?;
         }
-        let derived_title = self
-            .checkpoint_title
-            .clone()
-            .or_else(|| self.first_user_text.as_deref().map(decode::title_from_text));
+        let derived_title = self.checkpoint_title.clone().or_else(|| {
+            self.first_user_text
+                .as_deref()
+                .map(message::title_from_text)
+        });
         if let Some(title) = self
             .meta
             .title
