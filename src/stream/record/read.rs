@@ -10,6 +10,8 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use crate::error::{Error, Result};
 
 use super::blob_hex::decode_hex;
+#[cfg(doc)]
+use super::FILE_PART;
 use super::{Cell, FileDir};
 
 /// A value as read from the stream, before the column's affinity says what a
