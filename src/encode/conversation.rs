@@ -19,6 +19,8 @@ use crate::time::Timestamp;
 
 use super::step::{metadata, timestamp_fields, Step, StepWriter};
 use super::transcript::{Transcript, TranscriptLine, TRANSCRIPT, TRANSCRIPT_FULL};
+#[cfg(doc)]
+use super::Synth;
 use super::{OpenCall, NAMESPACE};
 
 /// agy's project id for CLI conversations (FORMAT.md 8).
