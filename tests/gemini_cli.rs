@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use fake_gemini::FakeGemini;
 use holds::{
-    check_resumed, holds_of_session, holds_of_stream, json_lines, missing, sent_ids,
-    signatures_of_session,
+    check_order, check_resumed, holds_of_session, holds_of_stream, json_lines, missing,
+    order_of_stream, sent_ids, signatures_of_session,
 };
 use serde_json::{json, Value};
 use support::{run_ok, Scratch};
@@ -290,6 +290,7 @@ fn gemini_cli_resumes_every_converted_conversation() {
             signed += signatures.len();
             let contents = resume(&client, &home, &work, &api, &id);
             check_resumed(&id, &contents, &want, &signatures);
+            check_order(&id, &contents, &order_of_stream(&plain, &id, thinking));
             checked += 1;
         }
     }
@@ -325,6 +326,11 @@ fn gemini_cli_resumes_every_converted_conversation() {
     let contents = resume(&client, &home, &work, &api, SIGNED_ID);
     let want = &holds_of_stream(&plain, false, true)[SIGNED_ID];
     check_resumed(SIGNED_ID, &contents, want, &signatures_of_session(&file));
+    check_order(
+        SIGNED_ID,
+        &contents,
+        &order_of_stream(&plain, SIGNED_ID, false),
+    );
     let signed_text = contents
         .iter()
         .flat_map(|c| c["parts"].as_array().unwrap())

@@ -375,3 +375,111 @@ pub fn sent_ids(holds: &Holds) -> Holds {
             .collect(),
     }
 }
+
+/// The order of a conversation: its user texts, its assistant texts and
+/// its call ids, each in the order they come.
+#[derive(Debug, Default, PartialEq)]
+pub struct Order {
+    pub user: Vec<String>,
+    pub model: Vec<String>,
+    pub calls: Vec<String>,
+}
+
+/// The order of conversation `id` in a plain message stream (texts as
+/// `holds_of_stream` takes them).
+pub fn order_of_stream(stream: &[Value], id: &str, thinking_as_text: bool) -> Order {
+    let mut order = Order::default();
+    let mut declared = BTreeSet::new();
+    for record in stream
+        .iter()
+        .filter(|r| r["kind"] == "message" && r["conversation"] == id && r["role"] != "system")
+    {
+        let user = record["role"] == "user";
+        let texts = if user {
+            &mut order.user
+        } else {
+            &mut order.model
+        };
+        for block in record["content"].as_array().unwrap() {
+            match block["type"].as_str().unwrap() {
+                "text" if !block["text"].as_str().unwrap().trim().is_empty() => {
+                    texts.push(block["text"].as_str().unwrap().to_string());
+                }
+                "thinking"
+                    if thinking_as_text
+                        && !block["thinking"].as_str().unwrap().trim().is_empty() =>
+                {
+                    texts.push(format!(
+                        "<thinking>\n{}\n</thinking>",
+                        block["thinking"].as_str().unwrap()
+                    ));
+                }
+                "tool_use" => {
+                    let call = block["id"].as_str().unwrap().to_string();
+                    declared.insert(call.clone());
+                    order.calls.push(call);
+                }
+                "tool_result" => {
+                    let call = block["tool_use_id"].as_str().unwrap();
+                    if !declared.remove(call) {
+                        let error = if block["is_error"] == true {
+                            " (error)"
+                        } else {
+                            ""
+                        };
+                        let text = result_text(&block["content"]);
+                        texts.push(format!("Tool result for {call}{error}: {text}"));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    order
+}
+
+/// The order of Gemini API contents.
+pub fn order_of_request(contents: &[Value]) -> Order {
+    let mut order = Order::default();
+    for content in contents {
+        for part in content["parts"].as_array().unwrap() {
+            if let Some(text) = part["text"].as_str().filter(|_| part["thought"] != true) {
+                if content["role"] == "user" {
+                    order.user.push(unshielded(text));
+                } else {
+                    order.model.push(text.to_string());
+                }
+            }
+            if let Some(id) = part["functionCall"]["id"].as_str() {
+                order.calls.push(id.to_string());
+            }
+        }
+    }
+    order
+}
+
+/// True when `want` is `got` with some items left out.
+fn is_subsequence(want: &[String], got: &[String]) -> bool {
+    let mut got = got.iter();
+    want.iter().all(|w| got.any(|g| g == w))
+}
+
+/// Checks that the request keeps the conversation's order: the user texts,
+/// the assistant texts and the calls each come in the order of the stream
+/// (the request may hold more texts: the CLI's context, the resume prompt).
+pub fn check_order(name: &str, contents: &[Value], want: &Order) {
+    let got = order_of_request(contents);
+    assert!(
+        is_subsequence(&want.user, &got.user),
+        "{name}: user texts out of order:\n{:#?}\n{:#?}",
+        want.user,
+        got.user
+    );
+    assert!(
+        is_subsequence(&want.model, &got.model),
+        "{name}: assistant texts out of order:\n{:#?}\n{:#?}",
+        want.model,
+        got.model
+    );
+    assert_eq!(got.calls, want.calls, "{name}: calls out of order");
+}
