@@ -492,7 +492,118 @@ fn user_record(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::turns::{change as turn_change, NO_RESULT};
+    use crate::format::{MetaInfo, Msg};
+    use crate::stream::io::Captured;
+    use crate::stream::message::{Block, ResultContent, ToolInput};
     use serde_json::json;
+    use std::borrow::Cow;
+
+    fn msg(role: Role, content: Vec<Block<'static>>) -> Msg {
+        Msg {
+            role,
+            timestamp: Some("2026-11-02T08:00:00Z".into()),
+            content,
+            ..Msg::default()
+        }
+    }
+
+    /// The session lines written for `messages`, and what was counted.
+    fn session(messages: Vec<Msg>) -> (Vec<Value>, Report) {
+        let mut conv = Conversation {
+            id: "a1b2c3d4-0000-4000-8000-000000000001".into(),
+            messages,
+            meta: MetaInfo {
+                cwd: Some("/nowhere/project".into()),
+                ..Default::default()
+            },
+        };
+        let captured = Captured::default();
+        let mut out = Output::captured(&captured);
+        let mut report = Report::default();
+        write(&mut conv, &Options::default(), &mut report, &mut out).unwrap();
+        out.flush().unwrap();
+        let lines = captured
+            .take()
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).unwrap())
+            .collect();
+        (lines, report)
+    }
+
+    #[test]
+    fn results_are_written_once_and_every_call_has_one() {
+        let call = |id: &str, signature: Option<&str>| Block::ToolUse {
+            id: Cow::Owned(id.into()),
+            name: "Bash".into(),
+            input: ToolInput::Object(vec![("command".into(), json!("ls"))]),
+            signature: signature.map(|s| Cow::Owned(s.into())),
+        };
+        let (lines, report) = session(vec![
+            msg(Role::User, vec![Block::text("/tmp is full".into())]),
+            msg(
+                Role::Assistant,
+                vec![
+                    Block::Thinking {
+                        thinking: "Look first.".into(),
+                        signature: Some("0a0b".into()),
+                    },
+                    Block::text("Looking.".into()),
+                    call("c1", Some("01ff")),
+                    call("c2", None),
+                ],
+            ),
+            msg(
+                Role::User,
+                vec![Block::ToolResult {
+                    tool_use_id: "c1".into(),
+                    content: ResultContent::Text("a".into()),
+                    is_error: false,
+                }],
+            ),
+            msg(Role::Assistant, vec![Block::text("Done.".into())]),
+        ]);
+        assert_eq!(lines.len(), 4, "{lines:#?}");
+        assert_eq!(lines[0]["projectHash"], project_hash("/nowhere/project"));
+        assert_eq!(
+            lines[1]["content"],
+            json!([{"text": "\u{200B}/tmp is full"}])
+        );
+        let gemini = &lines[2];
+        assert_eq!(
+            gemini["content"],
+            json!([
+                {"text": "Looking.", "thoughtSignature": "Cgs="},
+                {"functionCall": {"id": "c1", "name": "run_shell_command", "args": {"command": "ls"}},
+                 "thoughtSignature": "Af8="},
+                {"functionCall": {"id": "c2", "name": "run_shell_command", "args": {"command": "ls"}}}
+            ])
+        );
+        assert_eq!(gemini["thoughts"][0]["description"], "Look first.");
+        let results: Vec<&Value> = gemini["toolCalls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| &c["result"][0]["functionResponse"]["response"])
+            .collect();
+        assert_eq!(
+            results,
+            [&json!({"output": "a"}), &json!({"error": NO_RESULT})]
+        );
+        assert_eq!(gemini["toolCalls"][1]["status"], "error");
+        // No user record repeats the results.
+        assert_eq!(lines[3]["type"], "gemini");
+        assert_eq!(report.count(change::SHIELDED), 1);
+        assert_eq!(report.count(turn_change::UNANSWERED), 1);
+        assert_eq!(report.count(turn_change::THOUGHTS), 1);
+        assert_eq!(report.count(change::RENAMED), 2);
+        // Same conversation, same bytes.
+        assert_eq!(
+            session(vec![msg(Role::User, vec![Block::text("hi".into())])]).0,
+            session(vec![msg(Role::User, vec![Block::text("hi".into())])]).0
+        );
+    }
 
     #[test]
     fn project_hash_is_sha256_of_the_path() {
