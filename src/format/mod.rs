@@ -1,18 +1,22 @@
 //! Other agents' formats: the message stream as an Anthropic Messages API
-//! request or a Claude Code session, and Claude Code sessions back into
-//! the message stream.
+//! request, a Claude Code session or a Gemini CLI session, and Claude Code
+//! and Gemini CLI sessions back into the message stream.
 //!
 //! The converters never look inside decode or encode: `agy-decode --format`
 //! runs the ordinary decoder into an in-process buffer ([`Sink`]) and
 //! converts each finished conversation's message records, and
 //! `agy-encode --format claude-code` turns session lines into message
-//! records for the ordinary encoder ([`claude_code_read`]). Both target
-//! formats share one sequencing pass ([`turns`]), so what the Messages API
-//! would accept is also what Claude Code resumes without repairing it.
+//! records for the ordinary encoder ([`claude_code_read`], and
+//! [`gemini_cli_read`] likewise). Every target format shares one
+//! sequencing pass ([`turns`]), so what the Messages API would accept is
+//! also what Claude Code and Gemini CLI resume without repairing it.
 
 pub mod anthropic;
 pub mod claude_code;
 pub mod claude_code_read;
+pub mod gemini_cli;
+pub mod gemini_cli_project;
+pub mod gemini_cli_read;
 pub mod turns;
 
 use std::fmt;
@@ -34,6 +38,8 @@ pub enum Format {
     Anthropic,
     /// Claude Code session JSONL.
     ClaudeCode,
+    /// Gemini CLI session JSONL.
+    GeminiCli,
 }
 
 impl Format {
@@ -44,6 +50,7 @@ impl Format {
             "messages" => Format::Messages,
             "anthropic" => Format::Anthropic,
             "claude-code" => Format::ClaudeCode,
+            "gemini-cli" => Format::GeminiCli,
             _ => return Err(Error::usage(format!("unknown format {name:?}"))),
         };
         if !allowed.contains(&format) {
@@ -76,17 +83,19 @@ impl Thinking {
     }
 }
 
-/// Settings of `agy-decode --format anthropic|claude-code`.
+/// Settings of `agy-decode --format anthropic|claude-code|gemini-cli`.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     pub thinking: Thinking,
     /// Say on stderr what was changed or dropped, per conversation.
     pub verbose: bool,
-    /// Claude Code: write `DIR/<slug>/<id>.jsonl` instead of stdout.
+    /// Claude Code: write `DIR/<slug>/<id>.jsonl` instead of stdout;
+    /// Gemini CLI: `DIR/tmp/<slug>/chats/session-….jsonl`.
     pub out_dir: Option<PathBuf>,
-    /// Claude Code: the project directory, instead of each conversation's.
+    /// Claude Code, Gemini CLI: the project directory, instead of each
+    /// conversation's.
     pub cwd: Option<String>,
-    /// Claude Code: replace session files that exist.
+    /// Claude Code, Gemini CLI: replace session files that exist.
     pub force: bool,
 }
 
@@ -287,6 +296,7 @@ impl Converter {
             Format::Messages => unreachable!("the plain stream is not converted"),
             Format::Anthropic => anthropic::write(&mut conv, &self.options, &mut report, out)?,
             Format::ClaudeCode => claude_code::write(&mut conv, &self.options, &mut report, out)?,
+            Format::GeminiCli => gemini_cli::write(&mut conv, &self.options, &mut report, out)?,
         }
         out.end_record()?;
         if self.options.verbose {

@@ -57,6 +57,7 @@ pub mod change {
     pub const INPUTS: &str = "tool inputs that are not objects wrapped";
     pub const OPENING: &str = "opening user turns added";
     pub const TRAILING: &str = "trailing whitespace trimmed from the last turn";
+    pub const THOUGHTS: &str = "thinking blocks kept as thoughts";
 }
 
 /// One API turn. A user turn's content is its `results`, then `blocks`.
@@ -119,6 +120,12 @@ pub struct Rules {
     /// System messages go into [`Sequenced::system`] (else they are
     /// dropped).
     pub keep_system: bool,
+    /// Gemini CLI: an assistant's thinking that is not turned into text
+    /// stays a `thinking` block with its signature (the session keeps it as
+    /// thoughts, which the CLI shows but never sends), and tool calls keep
+    /// their `signature`. Gemini may still accept agy's signatures, as
+    /// agy's models are Gemini models; Anthropic never would.
+    pub gemini: bool,
 }
 
 struct Sequencer<'r> {
@@ -212,8 +219,13 @@ impl Sequencer<'_> {
         let mut calls = Vec::new();
         for block in &msg.content {
             match block {
-                Block::Thinking { thinking, .. } => {
-                    if let Some(text) = self.thinking(thinking) {
+                Block::Thinking {
+                    thinking,
+                    signature,
+                } => {
+                    if let Some(kept) = self.thought(thinking, signature.as_deref()) {
+                        blocks.push(kept);
+                    } else if let Some(text) = self.thinking(thinking) {
                         blocks.push(text);
                     }
                 }
@@ -230,7 +242,7 @@ impl Sequencer<'_> {
                 } => {
                     let written = self.call_id(id);
                     let name = self.tool_name(name);
-                    if signature.is_some() {
+                    if signature.is_some() && !self.rules.gemini {
                         self.report.add(change::SIGNATURES_DROPPED, 1);
                     }
                     let input = match input {
@@ -247,12 +259,18 @@ impl Sequencer<'_> {
                     if !self.out.tool_names.contains(&name) {
                         self.out.tool_names.push(name.clone());
                     }
-                    blocks.push(object([
+                    let mut call = object([
                         ("type", "tool_use".into()),
                         ("id", written.clone().into()),
                         ("name", name.into()),
                         ("input", input),
-                    ]));
+                    ]);
+                    if let (true, Some(signature)) = (self.rules.gemini, signature) {
+                        call.as_object_mut()
+                            .expect("an object")
+                            .insert("signature".into(), signature.as_ref().into());
+                    }
+                    blocks.push(call);
                     calls.push((id.to_string(), written));
                 }
                 other => {
@@ -373,6 +391,26 @@ impl Sequencer<'_> {
                 ("is_error", true.into()),
             ]));
         }
+    }
+
+    /// With [`Rules::gemini`], an assistant's thinking kept as a `thinking`
+    /// block (unless it is to be text); `None` otherwise.
+    fn thought(&mut self, thinking: &str, signature: Option<&str>) -> Option<Value> {
+        if !self.rules.gemini || self.rules.thinking == Thinking::Text {
+            return None;
+        }
+        if thinking.trim().is_empty() && signature.is_none() {
+            return None;
+        }
+        self.report.add(change::THOUGHTS, 1);
+        let mut block = object([("type", "thinking".into()), ("thinking", thinking.into())]);
+        if let Some(signature) = signature {
+            block
+                .as_object_mut()
+                .expect("an object")
+                .insert("signature".into(), signature.into());
+        }
+        Some(block)
     }
 
     fn thinking(&mut self, thinking: &str) -> Option<Value> {
@@ -609,6 +647,7 @@ mod tests {
         Rules {
             thinking: Thinking::Drop,
             keep_system: true,
+            gemini: false,
         }
     }
 
@@ -701,6 +740,7 @@ mod tests {
             Rules {
                 thinking: Thinking::Text,
                 keep_system: false,
+                gemini: false,
             },
             &mut Report::default(),
         );

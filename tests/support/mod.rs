@@ -4,6 +4,8 @@
 //! conversation databases, and helpers to run the binaries.
 #![allow(dead_code)]
 
+pub mod fake_http;
+pub mod netns;
 pub mod pb;
 pub mod steps;
 pub mod store;
