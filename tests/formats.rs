@@ -10,6 +10,10 @@
 //!
 //! Every conversation of the sample store and of the generator's stores
 //! goes through both formats.
+//!
+//! A test that starts a real CLI runs in a loopback-only network namespace
+//! of its own (`support::netns`), so nothing it starts can reach anything
+//! but the fake API, and nothing it starts outlives it.
 
 #[path = "formats/fake_api.rs"]
 mod fake_api;
@@ -637,6 +641,9 @@ fn check_resumed(name: &str, request: &[Value], want: &Holds, assistant_lines: u
 #[test]
 fn claude_code_resumes_every_converted_conversation() {
     let Some(claude) = claude() else { return };
+    if !support::netns::isolated() {
+        return;
+    }
     let scratch = Scratch::new("formats-claude");
     let home = scratch.join("home");
     let work = scratch.join("work");
@@ -705,6 +712,9 @@ fn holds_of_session(path: &Path) -> Holds {
 #[test]
 fn claude_code_sessions_go_to_agy_and_come_back() {
     let Some(claude) = claude() else { return };
+    if !support::netns::isolated() {
+        return;
+    }
     let scratch = Scratch::new("formats-roundtrip");
     let home = scratch.join("home");
     let work = scratch.join("work");
