@@ -47,16 +47,16 @@ fn run() -> Result<()> {
         force: args.force,
     };
     let output_format = args.format;
-    let claude_code_only = output.out_dir.is_some() || output.cwd.is_some() || output.force;
-    if claude_code_only && output_format != Format::ClaudeCode {
+    let sessions_only = output.out_dir.is_some() || output.cwd.is_some() || output.force;
+    if sessions_only && !matches!(output_format, Format::ClaudeCode | Format::Codex) {
         return Err(Error::usage(
-            "--out-dir, --cwd and --force go with --format claude-code",
+            "--out-dir, --cwd and --force go with --format claude-code or codex",
         ));
     }
     let converting = output.verbose || output.thinking != Thinking::default();
     if converting && output_format == Format::Messages {
         return Err(Error::usage(
-            "--thinking and --verbose go with --format anthropic or claude-code",
+            "--thinking and --verbose go with --format anthropic, claude-code or codex",
         ));
     }
     let mut decoder = Decoder::new(options);

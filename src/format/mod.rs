@@ -13,6 +13,8 @@
 pub mod anthropic;
 pub mod claude_code;
 pub mod claude_code_read;
+pub mod codex;
+pub mod codex_read;
 pub mod turns;
 
 use std::fmt;
@@ -34,6 +36,8 @@ pub enum Format {
     Anthropic,
     /// Claude Code session JSONL.
     ClaudeCode,
+    /// Codex CLI rollout JSONL.
+    Codex,
 }
 
 impl Format {
@@ -44,6 +48,7 @@ impl Format {
             "messages" => Format::Messages,
             "anthropic" => Format::Anthropic,
             "claude-code" => Format::ClaudeCode,
+            "codex" => Format::Codex,
             _ => return Err(Error::usage(format!("unknown format {name:?}"))),
         };
         if !allowed.contains(&format) {
@@ -287,6 +292,7 @@ impl Converter {
             Format::Messages => unreachable!("the plain stream is not converted"),
             Format::Anthropic => anthropic::write(&mut conv, &self.options, &mut report, out)?,
             Format::ClaudeCode => claude_code::write(&mut conv, &self.options, &mut report, out)?,
+            Format::Codex => codex::write(&mut conv, &self.options, &mut report, out)?,
         }
         out.end_record()?;
         if self.options.verbose {

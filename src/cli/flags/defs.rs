@@ -257,9 +257,14 @@ and bookkeeping steps before it are kept.
         short: None,
         kind: Kind::Value {
             name: "FORMAT",
-            complete: Complete::Choices(&["messages", "anthropic", "claude-code"]),
+            complete: Complete::Choices(&["messages", "anthropic", "claude-code", "codex"]),
             update: |args, value| {
-                let offered = [Format::Messages, Format::Anthropic, Format::ClaudeCode];
+                let offered = [
+                    Format::Messages,
+                    Format::Anthropic,
+                    Format::ClaudeCode,
+                    Format::Codex,
+                ];
                 args.format = Format::parse(&value.string()?, &offered)?;
                 Ok(())
             },
@@ -267,13 +272,16 @@ and bookkeeping steps before it are kept.
         docs: &[Doc {
             bins: &[Bin::Decode],
             help: "messages (the default), anthropic (one Messages API request per \
-                   conversation) or claude-code (Claude Code session lines)",
+                   conversation), claude-code (Claude Code session lines) or codex (Codex \
+                   CLI rollout lines)",
             man: r#".B messages
 (the default) writes the message stream below.
 .B anthropic
-writes one Messages API request per conversation, and
+writes one Messages API request per conversation,
 .B claude\-code
-a Claude Code session; see
+a Claude Code session, and
+.B codex
+a Codex CLI session (rollout); see
 .BR "OTHER FORMATS" .
 "#,
         }],
@@ -283,25 +291,30 @@ a Claude Code session; see
         short: None,
         kind: Kind::Value {
             name: "FORMAT",
-            complete: Complete::Choices(&["messages", "claude-code"]),
+            complete: Complete::Choices(&["messages", "claude-code", "codex"]),
             update: |args, value| {
-                let offered = [Format::Messages, Format::ClaudeCode];
+                let offered = [Format::Messages, Format::ClaudeCode, Format::Codex];
                 args.format = Format::parse(&value.string()?, &offered)?;
                 Ok(())
             },
         },
         docs: &[Doc {
             bins: &[Bin::Encode],
-            help: "what FILE holds: messages (the default) or claude-code (Claude Code \
-                   session files, one session each)",
+            help: "what FILE holds: messages (the default), claude-code (Claude Code \
+                   session files) or codex (Codex CLI rollout files), one session each",
             man: r#"What each
 .I FILE
 holds:
 .B messages
-(the default), or
+(the default),
 .B claude\-code
-for Claude Code session files, one session each (see
-.BR "CLAUDE CODE SESSIONS" ).
+for Claude Code session files (see
+.BR "CLAUDE CODE SESSIONS" ),
+or
+.B codex
+for Codex CLI rollout files (see
+.BR "CODEX SESSIONS" ),
+one session each.
 "#,
         }],
     },
@@ -363,13 +376,19 @@ creating it if needed.
         },
         docs: &[Doc {
             bins: &[Bin::Decode],
-            help: "anthropic, claude-code: drop thinking (the default) or turn it into text",
+            help: "anthropic, claude-code, codex: drop thinking (the default) or turn it \
+                   into text",
             man: r#"With
-.B anthropic
+.BR anthropic ,
+.B claude\-code
 and
-.BR claude\-code :
+.BR codex :
 .B drop
-(the default) leaves thinking out;
+(the default) leaves thinking out of what the model sees (with
+.BR codex ,
+it is kept for people as
+.B agent_reasoning
+events);
 .B text
 turns each thinking block into a text block
 .BI <thinking> TEXT </thinking>
@@ -391,7 +410,9 @@ at its place.
         docs: &[Doc {
             bins: &[Bin::Decode],
             help: "claude-code: write DIR/<slug>/<id>.jsonl per conversation (DIR \
-                   ~/.claude/projects makes it resumable) and print each path",
+                   ~/.claude/projects makes it resumable); codex: write \
+                   DIR/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl (DIR ~/.codex); print \
+                   each path",
             man: r#"With
 .BR claude\-code :
 write each conversation to
@@ -401,6 +422,16 @@ instead of standard output, and print the path of each file written.
 makes a conversation resumable with
 .BI "claude \-\-resume " ID
 from its directory.
+With
+.BR codex :
+write each conversation to
+.IB DIR /sessions/ YYYY / MM / DD /rollout\- TIME \- ID .jsonl
+(dated by its start, in UTC) and print each path;
+.B \-\-out\-dir ~/.codex
+(Codex's
+.BR CODEX_HOME )
+makes it resumable with
+.BI "codex resume " ID\fR.
 "#,
         }],
     },
@@ -417,13 +448,15 @@ from its directory.
         },
         docs: &[Doc {
             bins: &[Bin::Decode],
-            help: "claude-code: the project directory of every session, instead of each \
-                   conversation's own",
+            help: "claude-code, codex: the project directory of every session, instead of \
+                   each conversation's own",
             man: r#"With
-.BR claude\-code :
+.B claude\-code
+and
+.BR codex :
 the project directory of every session (its
-.B cwd
-and its slug), instead of each conversation's own.
+.BR cwd ,
+and Claude Code's slug), instead of each conversation's own.
 "#,
         }],
     },
@@ -436,12 +469,16 @@ and its slug), instead of each conversation's own.
         docs: &[
             Doc {
                 bins: &[Bin::Decode],
-                help: "claude-code: replace session files that exist",
+                help: "claude-code, codex: replace session files that exist",
                 man: r#"With
-.BR "claude\-code \-\-out\-dir" :
+.B \-\-out\-dir
+and
+.B claude\-code
+or
+.BR codex :
 replace session files that exist.
 Without it an existing file is an error and is left as it was: Claude Code
-appends to a session it resumes.
+and Codex append to a session they resume.
 "#,
             },
             Doc {
@@ -472,20 +509,24 @@ The paths that would be written are printed.
         docs: &[
             Doc {
                 bins: &[Bin::Decode],
-                help: "anthropic, claude-code: say on stderr what was changed or dropped",
+                help: "anthropic, claude-code, codex: say on stderr what was changed or \
+                       dropped",
                 man: r#"With
-.B anthropic
+.BR anthropic ,
+.B claude\-code
 and
-.BR claude\-code :
+.BR codex :
 say on standard error, per conversation and in total, what was changed or
 dropped, with counts.
 "#,
             },
             Doc {
                 bins: &[Bin::Encode],
-                help: "claude-code: say on stderr what was left out",
+                help: "claude-code, codex: say on stderr what was left out",
                 man: r#"With
-.BR claude\-code :
+.B claude\-code
+and
+.BR codex :
 say on standard error, per session, what was left out, with counts.
 "#,
             },
