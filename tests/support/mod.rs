@@ -4,6 +4,7 @@
 //! conversation databases, and helpers to run the binaries.
 #![allow(dead_code)]
 
+pub mod fake_http;
 pub mod netns;
 pub mod pb;
 pub mod steps;
