@@ -15,8 +15,12 @@
 //! of its own (`support::netns`), so nothing it starts can reach anything
 //! but the fake API, and nothing it starts outlives it.
 
+#[path = "formats/codex.rs"]
+mod codex;
 #[path = "formats/fake_api.rs"]
 mod fake_api;
+#[path = "formats/fake_responses.rs"]
+mod fake_responses;
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};

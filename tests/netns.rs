@@ -76,5 +76,14 @@ fn a_test_runs_alone_on_loopback_and_leaves_nothing_running() {
         .spawn()
         .unwrap();
     std::mem::forget(orphan);
-    assert!(!orphans().is_empty(), "the orphan did not start");
+    // Its command line is there once its sh has run (a moment after the
+    // spawn returns).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while orphans().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the orphan did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
