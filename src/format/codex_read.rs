@@ -564,3 +564,227 @@ fn image_source(url: &str) -> ImageSource<'static> {
         url: Some(Cow::Owned(url.to_string())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Reads `lines` as a rollout; the records as JSON values.
+    fn read(lines: &[Value]) -> (Vec<Value>, Report) {
+        let mut reader = Reader::default();
+        for line in lines {
+            reader.line(line.clone()).unwrap();
+        }
+        let (records, report) = reader.finish("r.jsonl").unwrap();
+        let values = records
+            .iter()
+            .map(|r| serde_json::from_slice(r).unwrap())
+            .collect();
+        (values, report)
+    }
+
+    fn line(kind: &str, payload: Value) -> Value {
+        json!({"timestamp": "2026-08-10T09:00:00.000Z", "type": kind, "payload": payload})
+    }
+
+    fn meta() -> Value {
+        line(
+            "session_meta",
+            json!({"id": "s1", "timestamp": "2026-08-10T09:00:00.000Z", "cwd": "/w",
+                   "originator": "codex_exec", "cli_version": "0.171.0",
+                   "git": {"branch": "main"}}),
+        )
+    }
+
+    fn user(text: &str) -> Value {
+        line(
+            "response_item",
+            json!({"type": "message", "role": "user",
+                   "content": [{"type": "input_text", "text": text}]}),
+        )
+    }
+
+    fn assistant(text: &str) -> Value {
+        line(
+            "response_item",
+            json!({"type": "message", "role": "assistant",
+                   "content": [{"type": "output_text", "text": text}]}),
+        )
+    }
+
+    fn content(record: &Value) -> &Value {
+        &record["content"]
+    }
+
+    #[test]
+    fn a_shell_turn_with_reasoning_and_usage() {
+        let (records, report) = read(&[
+            meta(),
+            line("turn_context", json!({"model": "gpt-5.6", "cwd": "/w"})),
+            line(
+                "response_item",
+                json!({"type": "message", "role": "developer",
+                       "content": [{"type": "input_text", "text": "be careful"}]}),
+            ),
+            user("<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"),
+            user("List it."),
+            line(
+                "response_item",
+                json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": "ls first"}],
+                       "encrypted_content": "opaque"}),
+            ),
+            line(
+                "event_msg",
+                json!({"type": "agent_reasoning", "text": "ls first"}),
+            ),
+            line(
+                "response_item",
+                json!({"type": "function_call", "name": "exec_command",
+                       "arguments": "{\"cmd\":\"ls\",\"workdir\":\"/w\"}", "call_id": "c1"}),
+            ),
+            line(
+                "response_item",
+                json!({"type": "custom_tool_call", "name": "apply_patch",
+                       "input": "*** Begin Patch", "call_id": "c2"}),
+            ),
+            line(
+                "response_item",
+                json!({"type": "function_call_output", "call_id": "c1", "output": "a\nb"}),
+            ),
+            line(
+                "response_item",
+                json!({"type": "custom_tool_call_output", "call_id": "c2",
+                       "output": {"content": "patch failed", "success": false}}),
+            ),
+            assistant("Done."),
+            line(
+                "event_msg",
+                json!({"type": "token_count", "info": {"last_token_usage":
+                       {"input_tokens": 10, "cached_input_tokens": 4, "output_tokens": 2}}}),
+            ),
+            line(
+                "event_msg",
+                json!({"type": "thread_name_updated", "thread_name": "Listing"}),
+            ),
+            line("web_search_call", json!({})),
+            json!({"type": "response_item", "payload": {"type": "message", "role": "user",
+                   "content": [{"type": "input_text", "text": "no timestamp"}]}}),
+        ]);
+        assert_eq!(records.len(), 5, "{records:#?}");
+        assert_eq!(records[0]["role"], "user");
+        assert_eq!(
+            content(&records[0]),
+            &json!([{"type": "text", "text": "List it."}])
+        );
+        assert_eq!(records[1]["role"], "assistant");
+        assert_eq!(records[1]["model"], "gpt-5.6");
+        assert_eq!(
+            content(&records[1]),
+            &json!([
+                {"type": "thinking", "thinking": "ls first"},
+                {"type": "tool_use", "id": "c1", "name": "Bash",
+                 "input": {"command": "ls", "workdir": "/w"}},
+                {"type": "tool_use", "id": "c2", "name": "apply_patch", "input": "*** Begin Patch"}
+            ])
+        );
+        assert_eq!(
+            content(&records[2]),
+            &json!([
+                {"type": "tool_result", "tool_use_id": "c1", "content": "a\nb"},
+                {"type": "tool_result", "tool_use_id": "c2", "content": "patch failed", "is_error": true}
+            ])
+        );
+        assert_eq!(
+            content(&records[3]),
+            &json!([{"type": "text", "text": "Done."}])
+        );
+        assert_eq!(
+            records[3]["usage"],
+            json!({"input_tokens": 6, "output_tokens": 2, "cache_read_input_tokens": 4})
+        );
+        assert_eq!(records[4]["kind"], "meta");
+        assert_eq!(records[4]["id"], "s1");
+        assert_eq!(records[4]["cwd"], "/w");
+        assert_eq!(records[4]["git_branch"], "main");
+        assert_eq!(records[4]["title"], "Listing");
+        assert_eq!(report.count(dropped::CONTEXT), 2);
+        assert_eq!(report.count(dropped::ENCRYPTED), 1);
+        assert_eq!(report.count(dropped::NO_TIMESTAMP), 1);
+    }
+
+    #[test]
+    fn thinking_only_in_events_rollbacks_and_compaction() {
+        let (records, report) = read(&[
+            meta(),
+            user("one"),
+            line(
+                "event_msg",
+                json!({"type": "agent_reasoning", "text": "agy thought this"}),
+            ),
+            assistant("first"),
+            user("two"),
+            assistant("second"),
+            user("three"),
+            assistant("third"),
+            line(
+                "event_msg",
+                json!({"type": "thread_rolled_back", "num_turns": 2}),
+            ),
+            line("compacted", json!({"message": "We said one and first."})),
+            user("four"),
+        ]);
+        let texts: Vec<String> = records
+            .iter()
+            .filter(|r| r["kind"] == "message")
+            .map(|r| content(r).to_string())
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                json!([{"type": "text", "text": "one"}]).to_string(),
+                json!([{"type": "thinking", "thinking": "agy thought this"},
+                       {"type": "text", "text": "first"}])
+                .to_string(),
+                json!([{"type": "text", "text": "We said one and first."}]).to_string(),
+                json!([{"type": "text", "text": "four"}]).to_string(),
+            ]
+        );
+        assert_eq!(records[2]["implicit"], true);
+        assert_eq!(report.count(dropped::ROLLED_BACK), 4);
+        assert_eq!(report.count(dropped::COMPACTED), 1);
+    }
+
+    #[test]
+    fn bad_rollouts_are_refused() {
+        let mut reader = Reader::default();
+        let err = reader.line(user("hi")).unwrap_err();
+        assert!(err.contains("not session_meta"), "{err}");
+        let mut reader = Reader::default();
+        let err = reader.line(json!([1])).unwrap_err();
+        assert!(err.contains("JSON object"), "{err}");
+        let mut reader = Reader::default();
+        let err = reader
+            .line(json!({"timestamp": "2026-08-10T09:00:00Z", "payload": {}}))
+            .unwrap_err();
+        assert!(err.contains("\"type\""), "{err}");
+        let err = Reader::default().finish("empty.jsonl").unwrap_err();
+        assert!(err.to_string().contains("empty.jsonl: no session_meta"));
+    }
+
+    #[test]
+    fn images_and_outputs() {
+        let source = image_source("data:image/png;base64,AAAA");
+        assert_eq!(source.source_type, "base64");
+        assert_eq!(source.media_type.as_deref(), Some("image/png"));
+        assert_eq!(source.data.as_deref(), Some("AAAA"));
+        let source = image_source("https://example.com/a.png");
+        assert_eq!(source.url.as_deref(), Some("https://example.com/a.png"));
+        let parts =
+            json!([{"type": "input_text", "text": "a"}, {"type": "input_text", "text": "b"}]);
+        assert!(matches!(
+            output(Some(&parts)),
+            (ResultContent::Text(t), false) if t == "a\nb"
+        ));
+    }
+}

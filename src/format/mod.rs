@@ -1,14 +1,15 @@
 //! Other agents' formats: the message stream as an Anthropic Messages API
-//! request or a Claude Code session, and Claude Code sessions back into
-//! the message stream.
+//! request, a Claude Code session or a Codex CLI rollout, and Claude Code
+//! sessions and Codex rollouts back into the message stream.
 //!
 //! The converters never look inside decode or encode: `agy-decode --format`
 //! runs the ordinary decoder into an in-process buffer ([`Sink`]) and
 //! converts each finished conversation's message records, and
-//! `agy-encode --format claude-code` turns session lines into message
-//! records for the ordinary encoder ([`claude_code_read`]). Both target
-//! formats share one sequencing pass ([`turns`]), so what the Messages API
-//! would accept is also what Claude Code resumes without repairing it.
+//! `agy-encode --format claude-code|codex` turns session lines into message
+//! records for the ordinary encoder ([`claude_code_read`],
+//! [`codex_read`]). The target formats share one sequencing pass
+//! ([`turns`]), so what the Messages API would accept is also what Claude
+//! Code and Codex resume without repairing it.
 
 pub mod anthropic;
 pub mod claude_code;
@@ -81,17 +82,19 @@ impl Thinking {
     }
 }
 
-/// Settings of `agy-decode --format anthropic|claude-code`.
+/// Settings of `agy-decode --format anthropic|claude-code|codex`.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     pub thinking: Thinking,
     /// Say on stderr what was changed or dropped, per conversation.
     pub verbose: bool,
-    /// Claude Code: write `DIR/<slug>/<id>.jsonl` instead of stdout.
+    /// Claude Code: write `DIR/<slug>/<id>.jsonl` instead of stdout;
+    /// Codex: `DIR/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`.
     pub out_dir: Option<PathBuf>,
-    /// Claude Code: the project directory, instead of each conversation's.
+    /// Claude Code, Codex: the project directory, instead of each
+    /// conversation's.
     pub cwd: Option<String>,
-    /// Claude Code: replace session files that exist.
+    /// Claude Code, Codex: replace session files that exist.
     pub force: bool,
 }
 

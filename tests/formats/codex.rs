@@ -591,3 +591,134 @@ fn codex_sessions_go_to_agy_and_come_back() {
         check_resumed(id, &requests[id], written, want);
     }
 }
+
+/// A conversation the way agy-decode is about to write it (issue 9's
+/// future stream: signatures, a damaged step, a task_boundary call, a
+/// result with no call, images, thinking) becomes a rollout Codex needs to
+/// repair nothing in: every call answered right after its turn, no orphan
+/// output, thinking only as events, images as data URLs, and the same
+/// bytes every time.
+#[test]
+fn the_future_stream_as_a_rollout() {
+    let stream = super::future_stream();
+    let written = super::convert(
+        &stream,
+        agy_tools::format::Format::Codex,
+        agy_tools::format::Options::default(),
+    );
+    assert_eq!(
+        written,
+        super::convert(
+            &stream,
+            agy_tools::format::Format::Codex,
+            agy_tools::format::Options::default()
+        ),
+        "the same stream, other bytes"
+    );
+    let lines = json_lines(&written);
+    for line in &lines {
+        assert!(line["timestamp"].is_string(), "no timestamp: {line}");
+    }
+    assert_eq!(lines[0]["type"], "session_meta");
+    for key in [
+        "id",
+        "timestamp",
+        "cwd",
+        "originator",
+        "cli_version",
+        "model_provider",
+        "source",
+    ] {
+        assert!(
+            lines[0]["payload"][key].is_string(),
+            "session_meta has no {key}"
+        );
+    }
+    let items: Vec<Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "response_item")
+        .map(|l| l["payload"].clone())
+        .collect();
+    assert!(items.iter().all(|i| i["type"] != "reasoning"));
+    // Every call is answered, by the items right after its turn.
+    let mut open: Vec<String> = Vec::new();
+    for item in &items {
+        match item["type"].as_str().unwrap() {
+            "function_call" | "custom_tool_call" => {
+                open.push(item["call_id"].as_str().unwrap().into())
+            }
+            "function_call_output" | "custom_tool_call_output" => {
+                let id = item["call_id"].as_str().unwrap();
+                let at = open.iter().position(|o| o == id);
+                assert!(at.is_some(), "an output without its call: {item}");
+                open.remove(at.unwrap());
+            }
+            _ => assert!(open.is_empty(), "calls {open:?} unanswered before {item}"),
+        }
+    }
+    assert!(open.is_empty());
+    let shapes: Vec<Value> = items.iter().map(shape).collect();
+    assert!(
+        shapes.contains(&json!({"call": "exec_command", "id": "call_ls",
+                                    "arguments": {"cmd": "ls"}}))
+    );
+    assert!(shapes
+        .contains(&json!({"item": "function_call_output", "id": "call_ls", "output": "a\nb"})));
+    assert!(shapes.iter().any(|s| s["message"] == "user"
+        && s["content"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("Tool result for ghost (error): from nowhere"))));
+    let screen = items
+        .iter()
+        .flat_map(|i| i["content"].as_array().into_iter().flatten())
+        .skip_while(|p| p["text"] != "Here is the screen.")
+        .nth(1)
+        .expect("the screen message");
+    assert!(screen["image_url"]
+        .as_str()
+        .unwrap()
+        .starts_with("data:image/png;base64,iVBOR"));
+    assert!(lines.iter().any(
+        |l| l["payload"]["type"] == "agent_reasoning" && l["payload"]["text"] == "List first."
+    ));
+}
+
+/// A rollout agy-encode cannot read is an error naming the file and line,
+/// with exit status 1.
+#[test]
+fn bad_rollouts_name_file_and_line() {
+    let scratch = Scratch::new("formats-codex-bad");
+    let meta = r#"{"timestamp":"2026-08-10T09:00:00Z","type":"session_meta","payload":{"id":"s","timestamp":"2026-08-10T09:00:00Z","cwd":"/w","originator":"x","cli_version":"1"}}"#;
+    for (name, text, want) in [
+        (
+            "broken.jsonl",
+            format!("{meta}\n{{\"timestamp\": \n"),
+            "broken.jsonl:2: not a JSON line",
+        ),
+        (
+            "headless.jsonl",
+            r#"{"timestamp":"2026-08-10T09:00:00Z","type":"response_item","payload":{}}"#
+                .to_string()
+                + "\n",
+            "headless.jsonl:1: the first line is \"response_item\", not session_meta",
+        ),
+        (
+            "empty.jsonl",
+            String::new(),
+            "empty.jsonl: no session_meta line",
+        ),
+    ] {
+        let path = scratch.join(name);
+        std::fs::write(&path, text).unwrap();
+        let out = support::run(
+            "agy-encode",
+            &["--format", "codex", path.to_str().unwrap()],
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let stderr = support::stderr(&out);
+        assert!(stderr.contains(want), "{name}: {stderr}");
+        assert!(out.stdout.is_empty(), "{name}: wrote rows anyway");
+    }
+}
