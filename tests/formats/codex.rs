@@ -722,3 +722,46 @@ fn bad_rollouts_name_file_and_line() {
         assert!(out.stdout.is_empty(), "{name}: wrote rows anyway");
     }
 }
+
+/// `--verbose` says what a conversion changed or left out.
+#[test]
+fn verbose_counts_what_codex_changes_and_leaves_out() {
+    let rows = rows(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample"));
+    let out = support::run("agy-decode", &["--format", "codex", "--verbose"], &rows);
+    assert!(out.status.success());
+    let stderr = support::stderr(&out);
+    for what in [
+        "thinking blocks kept for people only",
+        "error flags of results not written",
+        "3 conversations:",
+    ] {
+        assert!(stderr.contains(what), "no {what:?} in {stderr}");
+    }
+    let scratch = Scratch::new("formats-codex-verbose");
+    let rollout = scratch.join("r.jsonl");
+    let lines = [
+        json!({"timestamp": "2026-08-10T09:00:00Z", "type": "session_meta",
+               "payload": {"id": "s", "timestamp": "2026-08-10T09:00:00Z", "cwd": "/w",
+                           "originator": "x", "cli_version": "1"}}),
+        json!({"timestamp": "2026-08-10T09:00:01Z", "type": "response_item",
+               "payload": {"type": "message", "role": "developer",
+                           "content": [{"type": "input_text", "text": "rules"}]}}),
+        json!({"timestamp": "2026-08-10T09:00:02Z", "type": "response_item",
+               "payload": {"type": "message", "role": "user",
+                           "content": [{"type": "input_text", "text": "hi"}]}}),
+        json!({"type": "response_item",
+               "payload": {"type": "message", "role": "user",
+                           "content": [{"type": "input_text", "text": "lost"}]}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&rollout, text).unwrap();
+    let path = rollout.to_str().unwrap();
+    let out = support::run("agy-encode", &["--format", "codex", "--verbose", path], b"");
+    assert!(out.status.success(), "{}", support::stderr(&out));
+    let stderr = support::stderr(&out);
+    assert!(
+        stderr.contains("messages Codex writes itself left out: 1")
+            && stderr.contains("lines without a timestamp left out (Codex drops them too): 1"),
+        "{stderr}"
+    );
+}
