@@ -26,9 +26,10 @@
 //! Codex keeps sessions in `$CODEX_HOME/sessions/YYYY/MM/DD/` as
 //! `rollout-<YYYY-MM-DDTHH-MM-SS>-<uuid>.jsonl`; resume finds them by the
 //! uuid at the end of the name, so `--out-dir $CODEX_HOME` writes there,
-//! dated by the conversation's start (UTC).
+//! dated by the conversation's start (UTC), naming the provider that
+//! `$CODEX_HOME/config.toml` is set up for ([`configured_provider`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
@@ -52,9 +53,37 @@ pub const TOOLS: &[ToolMapping] = &[ToolMapping {
 /// What `session_meta` says wrote the file.
 pub const ORIGINATOR: &str = "agy-decode";
 
-/// The provider a written session names: the one every Codex knows. A
-/// resume runs with whatever provider Codex is configured for.
+/// The provider a written session names when `--out-dir`'s `config.toml`
+/// names none: the one every Codex knows. Codex refuses to resume a
+/// session under another provider than the one it names.
 pub const MODEL_PROVIDER: &str = "openai";
+
+/// The `model_provider` that the Codex whose home is `dir` is set up for:
+/// the top-level key of `dir/config.toml`, a basic or literal TOML string.
+/// `None` when the file or the key is not there (Codex's default is then
+/// [`MODEL_PROVIDER`]).
+pub fn configured_provider(dir: &Path) -> Option<String> {
+    let config = std::fs::read_to_string(dir.join("config.toml")).ok()?;
+    for line in config.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            // Tables begin: no top-level key comes after them.
+            return None;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if key.trim().trim_matches('"') != "model_provider" {
+            continue;
+        }
+        let value = value.trim();
+        let quote = value.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+        let rest = &value[1..];
+        let end = rest.find(quote)?;
+        return Some(rest[..end].to_string()).filter(|p| !p.is_empty());
+    }
+    None
+}
 
 /// Labels of what writing changes, for `--verbose`.
 pub mod change {
@@ -99,7 +128,12 @@ pub fn write(
         report,
         custom_calls: Vec::new(),
     };
-    writer.session_meta(conv, &session, &cwd, &start);
+    let provider = options
+        .out_dir
+        .as_deref()
+        .and_then(configured_provider)
+        .unwrap_or_else(|| MODEL_PROVIDER.to_string());
+    writer.session_meta(conv, &session, &cwd, &start, &provider);
     for turn in sequenced.turns {
         writer.turn(turn);
     }
@@ -164,7 +198,14 @@ impl Writer<'_> {
         self.line("response_item", payload);
     }
 
-    fn session_meta(&mut self, conv: &Conversation, session: &str, cwd: &str, start: &str) {
+    fn session_meta(
+        &mut self,
+        conv: &Conversation,
+        session: &str,
+        cwd: &str,
+        start: &str,
+        provider: &str,
+    ) {
         let mut meta = Map::new();
         meta.insert("id".into(), session.into());
         meta.insert("timestamp".into(), start.into());
@@ -172,7 +213,7 @@ impl Writer<'_> {
         meta.insert("originator".into(), ORIGINATOR.into());
         meta.insert("cli_version".into(), env!("CARGO_PKG_VERSION").into());
         meta.insert("source".into(), "cli".into());
-        meta.insert("model_provider".into(), MODEL_PROVIDER.into());
+        meta.insert("model_provider".into(), provider.into());
         if let Some(branch) = &conv.meta.git_branch {
             meta.insert("git".into(), object([("branch", branch.as_str().into())]));
         }
@@ -423,6 +464,28 @@ mod tests {
             name,
             "rollout-2026-08-10T09-05-07-5d1f0c2e-8a47-4b6e-9f31-2c7d4e8a9b10.jsonl"
         );
+    }
+
+    #[test]
+    fn the_provider_is_the_configured_one() {
+        let dir = std::env::temp_dir().join(format!("agy-codex-provider-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(configured_provider(&dir), None);
+        for (config, want) in [
+            (
+                "model = \"o3\"\nmodel_provider = \"azure\"\n",
+                Some("azure"),
+            ),
+            ("model_provider='ollama' # local\n", Some("ollama")),
+            ("\"model_provider\" = \"x\"\n", Some("x")),
+            ("[model_providers.fake]\nmodel_provider = \"no\"\n", None),
+            ("model_provider = \"\"\n", None),
+            ("model_provider = azure\n", None),
+        ] {
+            std::fs::write(dir.join("config.toml"), config).unwrap();
+            assert_eq!(configured_provider(&dir).as_deref(), want, "{config}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

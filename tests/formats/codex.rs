@@ -5,9 +5,10 @@
 //! namespace of its own.
 //!
 //! Codex runs with a `CODEX_HOME` of the test's own, whose `config.toml`
-//! points its built-in `openai` provider at the fake (a session names its
-//! provider, and Codex refuses to resume it under another) and turns off
-//! the update check, analytics and feedback uploads.
+//! sets up a provider `fake` for the fake API (Responses over HTTP only,
+//! no WebSocket) and turns off the update check, analytics and feedback
+//! uploads. A session names its provider, and Codex refuses to resume it
+//! under another: `agy-decode --out-dir` names the one `config.toml` names.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -59,8 +60,7 @@ impl Home {
             codex_home.join("config.toml"),
             format!(
                 r#"model = "gpt-fake"
-model_provider = "openai"
-openai_base_url = "{}"
+model_provider = "fake"
 check_for_update_on_startup = false
 
 [analytics]
@@ -68,6 +68,13 @@ enabled = false
 
 [feedback]
 enabled = false
+
+[model_providers.fake]
+name = "the test's fake Responses API"
+base_url = "{}"
+env_key = "FAKE_RESPONSES_KEY"
+wire_api = "responses"
+supports_websockets = false
 "#,
                 api.base_url()
             ),
@@ -114,7 +121,7 @@ fn run_codex(codex: &Path, home: &Home, cwd: &Path, args: &[&str]) -> String {
         .env("PATH", "/usr/bin:/bin")
         .env("HOME", &home.home)
         .env("CODEX_HOME", &home.codex_home)
-        .env("OPENAI_API_KEY", "sk-test-not-a-key")
+        .env("FAKE_RESPONSES_KEY", "sk-test-not-a-key")
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -420,6 +427,7 @@ fn codex_resumes_every_converted_conversation() {
             let first = &json_lines(&std::fs::read(&path).unwrap())[0];
             assert_eq!(first["type"], "session_meta");
             assert_eq!(first["payload"]["id"], id.as_str());
+            assert_eq!(first["payload"]["model_provider"], "fake");
             let items = response_items(&path);
             assert!(
                 items.iter().all(|i| i["type"] != "reasoning"),

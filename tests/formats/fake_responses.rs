@@ -3,8 +3,9 @@
 //! with a valid SSE stream, which is enough for `codex exec resume` to send
 //! the whole history it rebuilt. The HTTP side is `support::fake_http`.
 //!
-//! Codex first tries the API over a WebSocket (a GET); that is refused,
-//! and it falls back to HTTPS POSTs.
+//! Only POSTs are answered: Codex's built-in `openai` provider would try
+//! a WebSocket first (a GET, refused, then five retries before it falls
+//! back), so the tests set up a provider without WebSockets.
 //!
 //! What it answers is scripted by the last user text, unless a call was
 //! answered since: `RUN: cmd` calls `exec_command` with `cmd`; `THINK:`
@@ -55,7 +56,7 @@ impl FakeResponses {
         FakeResponses { http, requests }
     }
 
-    /// What Codex's `base_url` (or `openai_base_url`) should be.
+    /// What the provider's `base_url` should be.
     pub fn base_url(&self) -> String {
         format!("{}/v1", self.http.base_url())
     }
