@@ -7,7 +7,7 @@ use agy_tools::cli::flags::{self, Bin, Program};
 use agy_tools::encode::onto::{self, Merger};
 use agy_tools::encode::{self, Encoder, Options};
 use agy_tools::error::{Error, Result};
-use agy_tools::format::{claude_code_read, gemini_cli_read, Format};
+use agy_tools::format::{claude_code_read, codex_read, gemini_cli_read, Format};
 use agy_tools::stream::io::{self, Lines, Output};
 
 const NAME: &str = PROGRAM.bin.name();
@@ -45,7 +45,7 @@ fn run() -> Result<()> {
     }
     if args.format != Format::Messages && args.onto.is_some() {
         return Err(Error::usage(
-            "--onto reads a message stream, not --format claude-code or gemini-cli",
+            "--onto reads a message stream, not --format claude-code, codex or gemini-cli",
         ));
     }
     let mut out = Output::stdout();
@@ -82,6 +82,10 @@ fn run() -> Result<()> {
         match args.format {
             Format::ClaudeCode => {
                 claude_code_read::encode(&mut lines, &mut encoder, &mut out, args.verbose)?;
+                continue;
+            }
+            Format::Codex => {
+                codex_read::encode(&mut lines, &mut encoder, &mut out, args.verbose)?;
                 continue;
             }
             Format::GeminiCli => {

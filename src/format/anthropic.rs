@@ -29,7 +29,7 @@ pub fn write(
     let rules = Rules {
         thinking: options.thinking,
         keep_system: true,
-        gemini: false,
+        ..Rules::default()
     };
     let Some(mut sequenced) = turns::sequence_conversation(conv, rules, report, "request") else {
         return Ok(());

@@ -101,7 +101,7 @@ pub fn write(
     let rules = Rules {
         thinking: options.thinking,
         keep_system: false,
-        gemini: false,
+        ..Rules::default()
     };
     let Some(mut sequenced) = turns::sequence_conversation(conv, rules, report, "session") else {
         return Ok(());

@@ -177,6 +177,7 @@ pub fn write(
         thinking: options.thinking,
         keep_system: false,
         gemini: true,
+        ..Rules::default()
     };
     let Some(sequenced) = turns::sequence_conversation(conv, rules, report, "session") else {
         return Ok(());

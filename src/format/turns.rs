@@ -55,6 +55,7 @@ pub mod change {
     pub const IDS: &str = "tool call ids rewritten";
     pub const NAMES: &str = "tool names rewritten";
     pub const INPUTS: &str = "tool inputs that are not objects wrapped";
+    pub const THINKING_APART: &str = "thinking blocks kept for people only";
     pub const OPENING: &str = "opening user turns added";
     pub const TRAILING: &str = "trailing whitespace trimmed from the last turn";
     pub const THOUGHTS: &str = "thinking blocks kept as thoughts";
@@ -114,12 +115,21 @@ pub struct Sequenced {
     pub tool_names: Vec<String>,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Rules {
     pub thinking: Thinking,
     /// System messages go into [`Sequenced::system`] (else they are
     /// dropped).
     pub keep_system: bool,
+    /// With [`Thinking::Drop`], thinking that is not blank stays in its
+    /// turn as a `{"type": "thinking", "thinking": TEXT}` block, for a
+    /// format that can show it to people without sending it to a model
+    /// (Codex's `agent_reasoning` events).
+    pub thinking_apart: bool,
+    /// A tool input that is a JSON string stays a string (for a format
+    /// with free-form tools, Codex's custom tools) instead of being wrapped
+    /// as `{"arguments": …}`.
+    pub string_inputs: bool,
     /// Gemini CLI: an assistant's thinking that is not turned into text
     /// stays a `thinking` block with its signature (the session keeps it as
     /// thoughts, which the CLI shows but never sends), and tool calls keep
@@ -248,6 +258,9 @@ impl Sequencer<'_> {
                     let input = match input {
                         ToolInput::Object(args) => {
                             Value::Object(args.iter().cloned().collect::<Map<_, _>>())
+                        }
+                        ToolInput::Other(value @ Value::String(_)) if self.rules.string_inputs => {
+                            value.clone()
                         }
                         ToolInput::Other(value) => {
                             self.report.add(change::INPUTS, 1);
@@ -417,6 +430,13 @@ impl Sequencer<'_> {
         if self.rules.thinking == Thinking::Text && !thinking.trim().is_empty() {
             self.report.add(change::THINKING_TEXT, 1);
             return Some(text_block(&format!("<thinking>\n{thinking}\n</thinking>")));
+        }
+        if self.rules.thinking_apart && !thinking.trim().is_empty() {
+            self.report.add(change::THINKING_APART, 1);
+            return Some(object([
+                ("type", "thinking".into()),
+                ("thinking", thinking.into()),
+            ]));
         }
         self.report.add(change::THINKING_DROPPED, 1);
         None
@@ -647,7 +667,7 @@ mod tests {
         Rules {
             thinking: Thinking::Drop,
             keep_system: true,
-            gemini: false,
+            ..Rules::default()
         }
     }
 
@@ -740,7 +760,7 @@ mod tests {
             Rules {
                 thinking: Thinking::Text,
                 keep_system: false,
-                gemini: false,
+                ..Rules::default()
             },
             &mut Report::default(),
         );

@@ -9,7 +9,8 @@
 //! own binary for just that one test under
 //!
 //! ```text
-//! unshare --net --pid --fork --kill-child sh -c 'ip link set lo up && exec TEST-BINARY NAME --exact'
+//! unshare --net --pid --fork --kill-child --mount-proc \
+//!     sh -c 'ip link set lo up && { TEST-BINARY NAME --exact; exit $?; }'
 //! ```
 //!
 //! with [`MARKER`] set to the test's name. In that child, the same call
@@ -18,11 +19,20 @@
 //! parent it waits for the child, replays its output, and fails when the
 //! child failed.
 //!
-//! The new PID namespace is what stops every process the test started: the
-//! test binary is its first process, and when it ends the kernel kills
-//! everything left in the namespace (a CLI's helper daemon included). If
+//! The new PID namespace is what stops every process the test started: its
+//! first process is that `sh`, and when it ends (with the test binary) the
+//! kernel kills everything left in the namespace (a CLI's helper daemon
+//! included). `sh` is not replaced by the test binary (no `exec`) because
+//! the first process inherits every orphan of the namespace and must reap
+//! it: `sh` does while it waits, a test binary would not, and a zombie it
+//! left would look like a running process to the CLI that started it
+//! (Codex then reports its finished shell command as still running). If
 //! the parent gives up on the child (after [`LIMIT`]), it kills `unshare`,
-//! whose `--kill-child` takes the test binary down, and with it the rest.
+//! whose `--kill-child` takes `sh` down, and with it the rest.
+//! `--mount-proc` gives the namespace a `/proc` of its own (in a mount
+//! namespace of its own): a CLI that looks up the processes it started
+//! there by their pids must find them (Codex otherwise reports a finished
+//! command as still running).
 //!
 //! Usage, at the top of a test that starts a real CLI (after the check
 //! that the CLI is installed, so a missing client is reported once):
@@ -116,9 +126,17 @@ fn run_isolated(name: &str) {
         command.arg("--map-root-user");
     }
     command
-        .args(["--net", "--pid", "--fork", "--kill-child", "sh", "-c"])
+        .args([
+            "--net",
+            "--pid",
+            "--fork",
+            "--kill-child",
+            "--mount-proc",
+            "sh",
+            "-c",
+        ])
         .arg(format!(
-            r#"{} link set lo up && exec "$0" "$@""#,
+            r#"{} link set lo up && {{ "$0" "$@"; exit $?; }}"#,
             ip.display()
         ))
         .arg(&exe)
@@ -162,7 +180,13 @@ fn run_isolated(name: &str) {
     match status {
         None => panic!("{name} did not finish in its network namespace within {LIMIT:?}\n{out}"),
         Some(status) if !status.success() || !ran => {
-            panic!("{name} failed in its network namespace ({status}):\n{out}")
+            // The child's panic is on its stderr: its end goes into the
+            // message, so the failure says why without --nocapture.
+            let tail: String = {
+                let chars: Vec<char> = err.chars().collect();
+                chars[chars.len().saturating_sub(6000)..].iter().collect()
+            };
+            panic!("{name} failed in its network namespace ({status}):\n{out}\n{tail}")
         }
         Some(_) => {}
     }

@@ -257,12 +257,19 @@ and bookkeeping steps before it are kept.
         short: None,
         kind: Kind::Value {
             name: "FORMAT",
-            complete: Complete::Choices(&["messages", "anthropic", "claude-code", "gemini-cli"]),
+            complete: Complete::Choices(&[
+                "messages",
+                "anthropic",
+                "claude-code",
+                "codex",
+                "gemini-cli",
+            ]),
             update: |args, value| {
                 let offered = [
                     Format::Messages,
                     Format::Anthropic,
                     Format::ClaudeCode,
+                    Format::Codex,
                     Format::GeminiCli,
                 ];
                 args.format = Format::parse(&value.string()?, &offered)?;
@@ -272,14 +279,16 @@ and bookkeeping steps before it are kept.
         docs: &[Doc {
             bins: &[Bin::Decode],
             help: "messages (the default), anthropic (one Messages API request per \
-                   conversation), claude-code (Claude Code session lines) or gemini-cli \
-                   (Gemini CLI session lines)",
+                   conversation), claude-code (Claude Code session lines), codex (Codex \
+                   CLI rollout lines) or gemini-cli (Gemini CLI session lines)",
             man: r#".B messages
 (the default) writes the message stream below.
 .B anthropic
 writes one Messages API request per conversation,
 .B claude\-code
-a Claude Code session, and
+a Claude Code session,
+.B codex
+a Codex CLI session (rollout), and
 .B gemini\-cli
 a Gemini CLI session; see
 .BR "OTHER FORMATS" .
@@ -291,29 +300,39 @@ a Gemini CLI session; see
         short: None,
         kind: Kind::Value {
             name: "FORMAT",
-            complete: Complete::Choices(&["messages", "claude-code", "gemini-cli"]),
+            complete: Complete::Choices(&["messages", "claude-code", "codex", "gemini-cli"]),
             update: |args, value| {
-                let offered = [Format::Messages, Format::ClaudeCode, Format::GeminiCli];
+                let offered = [
+                    Format::Messages,
+                    Format::ClaudeCode,
+                    Format::Codex,
+                    Format::GeminiCli,
+                ];
                 args.format = Format::parse(&value.string()?, &offered)?;
                 Ok(())
             },
         },
         docs: &[Doc {
             bins: &[Bin::Encode],
-            help: "what FILE holds: messages (the default), claude-code or gemini-cli \
-                   (Claude Code or Gemini CLI session files, one session each)",
+            help: "what FILE holds: messages (the default), claude-code (Claude Code \
+                   session files), codex (Codex CLI rollout files) or gemini-cli (Gemini CLI \
+                   session files), one session each",
             man: r#"What each
 .I FILE
 holds:
 .B messages
 (the default),
 .B claude\-code
-for Claude Code session files, one session each (see
+for Claude Code session files (see
 .BR "CLAUDE CODE SESSIONS" ),
+.B codex
+for Codex CLI rollout files (see
+.BR "CODEX SESSIONS" ),
 or
 .B gemini\-cli
-for Gemini CLI session files, one session each (see
-.BR "GEMINI CLI SESSIONS" ).
+for Gemini CLI session files (see
+.BR "GEMINI CLI SESSIONS" ),
+one session each.
 "#,
         }],
     },
@@ -375,16 +394,22 @@ creating it if needed.
         },
         docs: &[Doc {
             bins: &[Bin::Decode],
-            help: "anthropic, claude-code, gemini-cli: drop thinking (the default; gemini-cli \
-                   keeps it as thoughts, which are never sent) or turn it into text",
+            help: "anthropic, claude-code, codex, gemini-cli: drop thinking (the default; \
+                   codex keeps it for people as events, gemini-cli as thoughts, neither \
+                   sent) or turn it into text",
             man: r#"With
 .BR anthropic ,
-.B claude\-code
+.BR claude\-code ,
+.B codex
 and
 .BR gemini\-cli :
 .B drop
-(the default) leaves thinking out of what the model is sent
-.RB ( gemini\-cli
+(the default) leaves thinking out of what the model is sent (with
+.BR codex ,
+it is kept for people as
+.B agent_reasoning
+events;
+.B gemini\-cli
 keeps it as the session's thoughts, which Gemini CLI shows but never sends);
 .B text
 turns each thinking block into a text block
@@ -407,9 +432,10 @@ at its place.
         docs: &[Doc {
             bins: &[Bin::Decode],
             help: "claude-code: write DIR/<slug>/<id>.jsonl per conversation (DIR \
-                   ~/.claude/projects makes it resumable); gemini-cli: \
-                   DIR/tmp/<slug>/chats/session-<time>-<id>.jsonl and the project's entry \
-                   (DIR ~/.gemini); print each path",
+                   ~/.claude/projects makes it resumable); codex: write \
+                   DIR/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl (DIR ~/.codex); \
+                   gemini-cli: DIR/tmp/<slug>/chats/session-<time>-<id>.jsonl and the \
+                   project's entry (DIR ~/.gemini); print each path",
             man: r#"With
 .BR claude\-code :
 write each conversation to
@@ -419,6 +445,16 @@ instead of standard output, and print the path of each file written.
 makes a conversation resumable with
 .BI "claude \-\-resume " ID
 from its directory.
+With
+.BR codex :
+write each conversation to
+.IB DIR /sessions/ YYYY / MM / DD /rollout\- TIME \- ID .jsonl
+(dated by its start, in UTC) and print each path;
+.B \-\-out\-dir ~/.codex
+(Codex's
+.BR CODEX_HOME )
+makes it resumable with
+.BI "codex resume " ID\fR.
 With
 .BR gemini\-cli :
 write each conversation to
@@ -448,15 +484,16 @@ from its directory.
         },
         docs: &[Doc {
             bins: &[Bin::Decode],
-            help: "claude-code, gemini-cli: the project directory of every session, instead \
-                   of each conversation's own",
+            help: "claude-code, codex, gemini-cli: the project directory of every session, \
+                   instead of each conversation's own",
             man: r#"With
-.B claude\-code
+.BR claude\-code ,
+.B codex
 and
 .BR gemini\-cli :
 the project directory of every session (its
-.B cwd
-and its slug), instead of each conversation's own.
+.BR cwd ,
+and Claude Code's slug), instead of each conversation's own.
 "#,
         }],
     },
@@ -469,16 +506,17 @@ and its slug), instead of each conversation's own.
         docs: &[
             Doc {
                 bins: &[Bin::Decode],
-                help: "claude-code, gemini-cli: replace session files that exist",
+                help: "claude-code, codex, gemini-cli: replace session files that exist",
                 man: r#"With
-.B claude\-code
-or
-.B gemini\-cli
+.B \-\-out\-dir
 and
-.BR \-\-out\-dir :
+.BR claude\-code ,
+.B codex
+or
+.BR gemini\-cli :
 replace session files that exist.
-Without it an existing file is an error and is left as it was: Claude Code
-and Gemini CLI append to a session they resume.
+Without it an existing file is an error and is left as it was: Claude Code,
+Codex and Gemini CLI append to a session they resume.
 "#,
             },
             Doc {
@@ -509,11 +547,12 @@ The paths that would be written are printed.
         docs: &[
             Doc {
                 bins: &[Bin::Decode],
-                help: "anthropic, claude-code, gemini-cli: say on stderr what was changed or \
-                       dropped",
+                help: "anthropic, claude-code, codex, gemini-cli: say on stderr what was \
+                       changed or dropped",
                 man: r#"With
 .BR anthropic ,
-.B claude\-code
+.BR claude\-code ,
+.B codex
 and
 .BR gemini\-cli :
 say on standard error, per conversation and in total, what was changed or
@@ -522,9 +561,10 @@ dropped, with counts.
             },
             Doc {
                 bins: &[Bin::Encode],
-                help: "claude-code, gemini-cli: say on stderr what was left out",
+                help: "claude-code, codex, gemini-cli: say on stderr what was left out",
                 man: r#"With
-.B claude\-code
+.BR claude\-code ,
+.B codex
 and
 .BR gemini\-cli :
 say on standard error, per session, what was left out, with counts.
