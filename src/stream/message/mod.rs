@@ -13,7 +13,9 @@ mod uri;
 
 pub use base64::{base64_decode, base64_encode};
 pub use block::{Block, ImageSource};
-pub use content::{object_json, Listing, ListingEntry, ResultContent, ToolInput, LISTING_KEYS};
+pub use content::{
+    join_result_texts, object_json, Listing, ListingEntry, ResultContent, ToolInput, LISTING_KEYS,
+};
 pub use uri::{path_to_uri, uri_to_path};
 
 use std::borrow::Cow;
