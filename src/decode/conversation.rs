@@ -38,7 +38,8 @@ pub(super) struct Conversation {
     /// Ids of calls declared by a planner step and not yet answered.
     pub(super) open_calls: HashSet<String>,
     pub(super) checkpoint_title: Option<String>,
-    /// The title the first user text gives ([`title_from_text`]), taken
+    /// The title the first user text gives
+    /// ([`crate::stream::message::title_from_text`]), taken
     /// when it comes: a copy of the whole text, which may be tens of MB,
     /// would sit in memory until the conversation ends.
     pub(super) first_user_title: Option<String>,

@@ -15,7 +15,8 @@ use crate::stream::message::{
 use crate::time::Timestamp;
 
 use super::conversation::Conversation;
-use super::{read_timestamp, title_from_text, SpilledResult};
+use super::{read_timestamp, SpilledResult};
+use crate::stream::message::title_from_text;
 
 /// Writes a step's messages, marked and said when it is damaged.
 pub(super) fn finish_step(
