@@ -361,7 +361,7 @@ impl Conversation {
             Cell::Blob(Cow::Borrowed(step_bytes)),
             Cell::Integer(0),
         ];
-        record::write_row(steps.out.buf(), &self.id, "steps", steps.columns, cells);
+        record::write_row_to(steps.out, &self.id, "steps", steps.columns, cells)?;
         steps.out.end_record()?;
         if self.onto {
             return Ok(());

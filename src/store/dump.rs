@@ -355,7 +355,7 @@ pub fn dump_database(source: &Source, id: &str, out: &mut Output) -> Result<Dama
                 if table.name == "steps" {
                     note_damage(columns, &cells, &mut damaged);
                 }
-                record::write_row(out.buf(), id, &table.name, columns, cells);
+                record::write_row_to(out, id, &table.name, columns, cells)?;
                 out.end_record()
             })
             .map_err(|e| e.context(format!("table {}", table.name)))?;

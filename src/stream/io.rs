@@ -10,6 +10,7 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 
 use crate::error::{Error, Result};
+use crate::stream::json;
 
 /// Reads newline-delimited records from one input (`-` is stdin).
 ///
@@ -259,6 +260,20 @@ impl Output {
         self.buf.clear();
         shed(&mut self.buf);
         written.map_err(Error::output)
+    }
+
+    /// Appends `bytes` as a quoted hex string, as [`json::write_hex`] does,
+    /// but writes the buffer out as it fills: the hex of a blob of tens of
+    /// MB (a 50 MB user text is a 100 MB payload, a 200 MB line) never sits
+    /// in the buffer whole.
+    pub fn write_hex_str(&mut self, bytes: &[u8]) -> Result<()> {
+        self.buf.push(b'"');
+        for piece in bytes.chunks(FLUSH_AT) {
+            json::write_hex_body(&mut self.buf, piece);
+            self.end_record()?;
+        }
+        self.buf.push(b'"');
+        Ok(())
     }
 
     /// Writes `bytes` after everything buffered, straight to the sink

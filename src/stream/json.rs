@@ -366,11 +366,18 @@ static HEX_PAIRS: [[u8; 2]; 256] = {
 pub fn write_hex(out: &mut Vec<u8>, bytes: &[u8]) {
     out.reserve(bytes.len() * 2 + 2);
     out.push(b'"');
+    write_hex_body(out, bytes);
+    out.push(b'"');
+}
+
+/// The inside of [`write_hex`]: the digits without the quotes, for a hex
+/// string written a piece at a time.
+pub fn write_hex_body(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.reserve(bytes.len() * 2);
     let done = write_hex_vectored(out, bytes);
     for &b in &bytes[done..] {
         out.extend_from_slice(&HEX_PAIRS[b as usize]);
     }
-    out.push(b'"');
 }
 
 /// Appends the hex of whole sixteen-byte blocks of `bytes`; returns how

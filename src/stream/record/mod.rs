@@ -33,7 +33,7 @@ pub use blob_hex::{decode_hex, decode_hex_bytes_into, decode_hex_into, is_hex_di
 pub use read::{canonical_file_line, CanonicalFile, FileContent, JsonCell, Record, RowCells};
 pub use write::{
     file_part_len, is_blob_affinity, write_cell, write_db, write_file_part,
-    write_file_part_escaped_head, write_row, write_schema, Column, FILE_PART,
+    write_file_part_escaped_head, write_row, write_row_to, write_schema, Column, FILE_PART,
     FILE_PART_ESCAPED_END,
 };
 

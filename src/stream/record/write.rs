@@ -2,6 +2,8 @@
 //! row-stream form, and a file's content cut into parts of at most
 //! [`FILE_PART`].
 
+use crate::error::Result;
+use crate::stream::io::Output;
 use crate::stream::json;
 
 use super::{Cell, FileDir};
@@ -109,6 +111,46 @@ pub fn write_row<'c>(
     }
     out.extend_from_slice(b"}}\n");
 }
+
+/// [`write_row`] into `out`, the hex of a blob over [`HEX_THROUGH_OVER`]
+/// bytes written out as it is made ([`Output::write_hex_str`]) rather than
+/// whole into the buffer: the longest lines of a stream are rows of one
+/// large blob, twice its size, and no writer needs to hold one. The bytes
+/// are the same. The caller ends the record.
+pub fn write_row_to<'c>(
+    out: &mut Output,
+    conversation: &str,
+    table: &str,
+    columns: &[Column],
+    cells: impl IntoIterator<Item = Cell<'c>>,
+) -> Result<()> {
+    let buf = out.buf();
+    write_head(buf, conversation, "row");
+    buf.extend_from_slice(b",\"table\":");
+    json::write_str(buf, table);
+    buf.extend_from_slice(b",\"row\":{");
+    for (i, (column, cell)) in columns.iter().zip(cells).enumerate() {
+        let buf = out.buf();
+        if i > 0 {
+            buf.push(b',');
+        }
+        json::write_str(buf, &column.name);
+        buf.push(b':');
+        match &cell {
+            Cell::Blob(bytes) if column.blob_affinity && bytes.len() > HEX_THROUGH_OVER => {
+                out.write_hex_str(bytes)?
+            }
+            _ => write_cell(buf, &cell, column.blob_affinity),
+        }
+    }
+    out.buf().extend_from_slice(b"}}\n");
+    Ok(())
+}
+
+/// Blobs over this many bytes are written by [`write_row_to`] a piece at a
+/// time; smaller ones, every row of a usual conversation, go into the
+/// buffer whole as before.
+pub const HEX_THROUGH_OVER: usize = 4 << 20;
 
 /// The most content one `file` record carries. A larger file travels as a
 /// first record and then records with `"append":true`, so that no line of
