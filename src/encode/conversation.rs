@@ -13,6 +13,7 @@ use crate::agy::wire::Writer;
 use crate::decode;
 use crate::error::{Error, Result};
 use crate::store::sqlite;
+use crate::stream::io;
 use crate::stream::message::{self, ForkedFrom, InputRecord, Role};
 use crate::stream::record::{self, Cell};
 use crate::time::Timestamp;
@@ -52,7 +53,10 @@ pub(super) struct Conversation {
     /// (latest checkpoint title, else the first user text), so the meta
     /// record's title costs a checkpoint step only when it differs.
     pub(super) checkpoint_title: Option<String>,
-    pub(super) first_user_text: Option<String>,
+    /// The title of the first user text ([`message::title_from_text`]),
+    /// taken when it comes rather than a copy of the text, which may be
+    /// tens of MB, kept to the end.
+    pub(super) first_user_title: Option<String>,
     transcript: Transcript,
     transcript_full: Transcript,
     /// The step blob being written, and the last step's payload, kept for
@@ -96,7 +100,7 @@ impl Conversation {
             raw_call: None,
             meta: MetaFields::default(),
             checkpoint_title: None,
-            first_user_text: None,
+            first_user_title: None,
             transcript: Transcript::new(TRANSCRIPT),
             transcript_full: Transcript::new(TRANSCRIPT_FULL),
             step_blob: Vec::new(),
@@ -209,11 +213,10 @@ impl Conversation {
         for call in std::mem::take(&mut self.open_calls) {
             self.tool_step(&call, None, call.timestamp, steps)?;
         }
-        let derived_title = self.checkpoint_title.clone().or_else(|| {
-            self.first_user_text
-                .as_deref()
-                .map(message::title_from_text)
-        });
+        let derived_title = self
+            .checkpoint_title
+            .clone()
+            .or_else(|| self.first_user_title.clone());
         if let Some(title) = self
             .meta
             .title
@@ -320,6 +323,12 @@ impl Conversation {
         if step.payload_field > field::step::ERROR {
             bytes.bytes(step.payload_field, &step.payload);
         }
+        // The payload is in the step now: kept for the next step's, or given
+        // back before the row is written when it is huge.
+        let mut payload = step.payload;
+        payload.clear();
+        io::shed(&mut payload);
+        self.spare_payload = payload;
         let result = self.write_row(
             steps,
             step.kind,
@@ -329,8 +338,9 @@ impl Conversation {
             bytes.as_bytes(),
             step.line,
         );
-        self.step_blob = bytes.into_bytes();
-        self.spare_payload = step.payload;
+        let mut blob = bytes.into_bytes();
+        io::shed(&mut blob);
+        self.step_blob = blob;
         result
     }
 

@@ -149,8 +149,8 @@ impl Conversation {
         steps: &mut StepWriter<'_>,
     ) -> Result<()> {
         let text = input.text.as_str();
-        if self.first_user_text.is_none() && !text.is_empty() {
-            self.first_user_text = Some(text.to_string());
+        if self.first_user_title.is_none() && !text.is_empty() {
+            self.first_user_title = Some(message::title_from_text(text));
         }
         let step_source = if implicit {
             source::USER_IMPLICIT
