@@ -137,6 +137,18 @@ impl Lines {
         }
     }
 
+    /// Gives back a buffer that a line over [`KEEP_AT_MOST`] grew, keeping
+    /// the bytes not yet returned: for a reader that has copied that line
+    /// out (agy-encode --onto keeps the original row while it merges), so
+    /// the row is not held twice.
+    pub fn shed(&mut self) {
+        if self.buf.capacity() > KEEP_AT_MOST {
+            self.buf = self.buf[self.start..self.end].to_vec();
+            self.end -= self.start;
+            self.start = 0;
+        }
+    }
+
     /// `name:line` of the line last returned.
     pub fn place(&self) -> String {
         format!("{}:{}", self.name, self.line_number)

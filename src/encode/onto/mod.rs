@@ -274,14 +274,16 @@ impl Merger {
             .as_mut()
             .and_then(|c| c.pool.pop())
             .unwrap_or_default();
-        match self.original.next_line() {
-            Ok(line) => Ok(line.map(|line| {
+        let line = match self.original.next_line() {
+            Ok(line) => line.map(|line| {
                 buf.clear();
                 buf.extend_from_slice(line);
                 buf
-            })),
-            Err(e) => Err(e.context(self.original.place())),
-        }
+            }),
+            Err(e) => return Err(e.context(self.original.place())),
+        };
+        self.original.shed();
+        Ok(line)
     }
 
     fn original_error(&self, e: Error) -> Error {

@@ -58,8 +58,9 @@ impl Merge {
         // The step's buffers serve the next steps: a large row would
         // otherwise fault in fresh pages for each copy.
         let OriginalStep { line, lines, .. } = cur;
-        for buf in [line, lines] {
+        for mut buf in [line, lines] {
             if self.pool.len() < POOL {
+                crate::stream::io::shed(&mut buf);
                 self.pool.push(buf);
             }
         }
