@@ -165,12 +165,14 @@ time_median() {
         sed -n 's/.*"median": *\([0-9.eE+-]*\).*/\1/p' "$json" | head -n1
     else
         local i start end times=()
+        # What a command prints (agy-pack names the database it wrote)
+        # must not join the number this function prints.
         bash -c "$prepare"
-        bash -c "set -o pipefail; $cmd"
+        bash -c "set -o pipefail; $cmd" >/dev/null
         for ((i = 0; i < runs; i++)); do
             bash -c "$prepare"
             start=$(date +%s%N)
-            bash -c "set -o pipefail; $cmd"
+            bash -c "set -o pipefail; $cmd" >/dev/null
             end=$(date +%s%N)
             times+=($((end - start)))
         done
@@ -198,7 +200,7 @@ peak_rss() {
         i=$((i + 1))
     done
     bash -c "$prepare"
-    bash -c "set -o pipefail; $wrapped" || return 1
+    bash -c "set -o pipefail; $wrapped" >/dev/null || return 1
     local out=()
     for ((i = 0; i < ${#stages[@]}; i++)); do out+=("$(tail -n1 "$scratch/rss.$i")"); done
     echo "${out[*]}"
