@@ -181,28 +181,32 @@ fn escape_vectored(
     (0, 0)
 }
 
-/// Each block is copied whole, then the output position moves past its
-/// clean prefix; when the block holds something to escape, the first such
-/// byte is escaped and the next block starts right after it.
+/// Each block's bytes to escape are walked from its mask: the run before
+/// each is copied sixteen bytes at a time (the copy may run past it, into
+/// room the next write overwrites), then the byte is escaped. Brain
+/// transcripts (JSON inside JSON) need an escape every few bytes, and
+/// restarting the block scan after each made escaping them 12% of the
+/// `agy-dump | agy-decode` pipeline on a long conversation's store.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
 fn escape_sse2(src: &[u8], dst: &mut [u8], table: &EscapeTable, unicode: &[u8]) -> (usize, usize) {
     let (mut i, mut n) = (0, 0);
-    // A whole block, then one escape of at most 7 bytes.
-    while i + 16 <= src.len() && n + 24 <= dst.len() {
-        let block = &src[i..i + 16];
-        let mask = special_mask_sse2(block);
-        dst[n..n + 16].copy_from_slice(block);
-        if mask == 0 {
-            i += 16;
-            n += 16;
-            continue;
+    // A block reads up to 16 bytes past its start for the over-copies, and
+    // writes at most sixteen escapes of 7 bytes plus a 16-byte copy.
+    while i + 32 <= src.len() && n + 16 * 7 + 16 <= dst.len() {
+        let mut mask = special_mask_sse2(&src[i..i + 16]);
+        let mut from = 0;
+        while mask != 0 {
+            let at = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            dst[n..n + 16].copy_from_slice(&src[i + from..i + from + 16]);
+            n += at - from;
+            n += escape_byte(src[i + at], &mut dst[n..], table, unicode);
+            from = at + 1;
         }
-        let clean = mask.trailing_zeros() as usize;
-        i += clean;
-        n += clean;
-        n += escape_byte(src[i], &mut dst[n..], table, unicode);
-        i += 1;
+        dst[n..n + 16].copy_from_slice(&src[i + from..i + from + 16]);
+        n += 16 - from;
+        i += 16;
     }
     (i, n)
 }
