@@ -14,6 +14,8 @@
 //! Every blob is read with the tolerant [`wire`] reader, so a damaged blob
 //! gives the fields before the damage and never an error.
 
+pub mod summary;
+
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;

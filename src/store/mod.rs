@@ -8,5 +8,6 @@
 //! Imports: the ground floor, [`crate::agy`] and [`crate::stream`].
 
 pub mod dump;
+pub mod index;
 pub mod root;
 pub mod sqlite;

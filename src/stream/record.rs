@@ -4,11 +4,20 @@
 //! Each line is one record with `conversation` and `kind` first. For each
 //! conversation, contiguous and in this order: one `db` record, `schema`
 //! records in `sqlite_master` order, `row` records (every other table first,
-//! `steps` last), then `file` records for the brain directory. A file over
+//! `steps` last), at most one `index` record, then `file` records for the
+//! brain directory. A file over
 //! [`FILE_PART`] comes in parts: its first record, then records with
 //! `"append":true` (agy-encode writes its transcripts' parts between the
 //! step rows as they fill; readers take file records anywhere after the
 //! schema).
+//!
+//! An `index` record is the conversation's row of another database: the
+//! `conversation_summaries` table of the data root's
+//! `conversation_summaries.db`, agy's list of conversations. It has a kind
+//! of its own, so no reader can take it for a row of the conversation's
+//! database, and it carries that database's `user_version` (what agy-pack
+//! gives an index it has to create). Its cells follow the rules below, by
+//! the affinity of the index's own columns.
 //!
 //! SQLite values keep their storage class and bytes. In a column whose
 //! declared type has BLOB affinity a plain JSON string is the hex of a blob;
@@ -146,6 +155,53 @@ pub fn write_row<'c>(
         write_cell(out, &cell, column.blob_affinity);
     }
     out.extend_from_slice(b"}}\n");
+}
+
+/// Writes an `index` record: the conversation's row of the data root's
+/// index, columns in table order, each value in the form it was read in.
+pub fn write_index<'c>(
+    out: &mut Vec<u8>,
+    conversation: &str,
+    user_version: i64,
+    cells: impl IntoIterator<Item = (&'c str, &'c JsonCell<'c>)>,
+) {
+    write_head(out, conversation, "index");
+    out.extend_from_slice(b",\"user_version\":");
+    json::write_i64(out, user_version);
+    out.extend_from_slice(b",\"row\":{");
+    for (i, (name, cell)) in cells.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json::write_str(out, name);
+        out.push(b':');
+        write_json_cell(out, cell);
+    }
+    out.extend_from_slice(b"}}\n");
+}
+
+/// Writes a value read from the stream back in the form it was read in,
+/// so a row that passes through unchanged keeps its bytes.
+pub fn write_json_cell(out: &mut Vec<u8>, cell: &JsonCell<'_>) {
+    let wrapped = |out: &mut Vec<u8>, key: &[u8], value: &str| {
+        out.extend_from_slice(key);
+        json::write_str(out, value);
+        out.push(b'}');
+    };
+    match cell {
+        JsonCell::Null => out.extend_from_slice(b"null"),
+        JsonCell::Integer(v) => json::write_i64(out, *v),
+        JsonCell::Real(v) if v.is_finite() => json::write_f64(out, *v),
+        JsonCell::Real(v) => out.extend_from_slice(if *v > 0.0 {
+            b"{\"real\":\"inf\"}"
+        } else {
+            b"{\"real\":\"-inf\"}"
+        }),
+        JsonCell::Plain(s) => json::write_str(out, s),
+        JsonCell::Text(s) => wrapped(out, b"{\"text\":", s),
+        JsonCell::Blob(h) => wrapped(out, b"{\"blob\":", h),
+        JsonCell::TextHex(h) => wrapped(out, b"{\"text_hex\":", h),
+    }
 }
 
 /// The most content one `file` record carries. A larger file travels as a
@@ -391,7 +447,40 @@ fn decode_hex_vectored(_text: &[u8], _out: &mut [u8]) -> usize {
     0
 }
 
+impl JsonCell<'static> {
+    /// The stream form of an SQLite value in a column of the given
+    /// affinity: what [`write_cell`] writes, as a value.
+    pub fn from_cell(cell: &Cell<'_>, blob_column: bool) -> JsonCell<'static> {
+        match cell {
+            Cell::Null => JsonCell::Null,
+            Cell::Integer(v) => JsonCell::Integer(*v),
+            Cell::Real(v) => JsonCell::Real(*v),
+            Cell::Text(bytes) => match std::str::from_utf8(bytes) {
+                Ok(text) if !blob_column => JsonCell::Plain(Cow::Owned(text.to_owned())),
+                Ok(text) => JsonCell::Text(Cow::Owned(text.to_owned())),
+                Err(_) => JsonCell::TextHex(Cow::Owned(hex::encode(bytes))),
+            },
+            Cell::Blob(bytes) if blob_column => JsonCell::Plain(Cow::Owned(hex::encode(bytes))),
+            Cell::Blob(bytes) => JsonCell::Blob(Cow::Owned(hex::encode(bytes))),
+        }
+    }
+}
+
 impl<'a> JsonCell<'a> {
+    /// This value with its own copy of any text it borrows.
+    pub fn into_owned(self) -> JsonCell<'static> {
+        let own = |s: Cow<'a, str>| Cow::Owned(s.into_owned());
+        match self {
+            JsonCell::Null => JsonCell::Null,
+            JsonCell::Integer(v) => JsonCell::Integer(v),
+            JsonCell::Real(v) => JsonCell::Real(v),
+            JsonCell::Plain(s) => JsonCell::Plain(own(s)),
+            JsonCell::Text(s) => JsonCell::Text(own(s)),
+            JsonCell::Blob(s) => JsonCell::Blob(own(s)),
+            JsonCell::TextHex(s) => JsonCell::TextHex(own(s)),
+        }
+    }
+
     /// The SQLite value this stands for in a column of the given affinity.
     pub fn to_cell(&self, blob_column: bool) -> Result<Cell<'a>> {
         Ok(match self {
@@ -646,6 +735,14 @@ pub enum Record<'a> {
         table: Cow<'a, str>,
         row: RowCells<'a>,
     },
+    /// The conversation's row of the data root's index (see the module
+    /// documentation).
+    Index {
+        conversation: Cow<'a, str>,
+        /// The index database's `PRAGMA user_version`.
+        user_version: i64,
+        row: RowCells<'a>,
+    },
     File {
         conversation: Cow<'a, str>,
         dir: FileDir,
@@ -693,6 +790,15 @@ impl<'a> Record<'a> {
                     .row
                     .ok_or_else(|| Error::data("row record has no \"row\" object"))?,
             },
+            "index" => Record::Index {
+                conversation,
+                user_version: raw
+                    .user_version
+                    .ok_or_else(|| Error::data("index record has no integer \"user_version\""))?,
+                row: raw
+                    .row
+                    .ok_or_else(|| Error::data("index record has no \"row\" object"))?,
+            },
             "file" => {
                 let content = match (raw.text, raw.hex) {
                     (Some(t), None) => FileContent::Text(t),
@@ -722,7 +828,7 @@ impl<'a> Record<'a> {
             }
             other => {
                 return Err(Error::data(format!(
-                    "unknown record kind {other:?} (expected db, schema, row or file)"
+                    "unknown record kind {other:?} (expected db, schema, row, index or file)"
                 )))
             }
         })
@@ -733,6 +839,7 @@ impl<'a> Record<'a> {
             Record::Db { conversation, .. }
             | Record::Schema { conversation, .. }
             | Record::Row { conversation, .. }
+            | Record::Index { conversation, .. }
             | Record::File { conversation, .. } => conversation,
         }
     }
@@ -800,6 +907,63 @@ mod tests {
             row.get("data").unwrap().blob_bytes().unwrap().unwrap(),
             b"\x08\x0e"
         );
+    }
+
+    #[test]
+    fn index_records_keep_every_form_of_their_values() {
+        let cases: Vec<(Cell, bool)> = vec![
+            (Cell::Null, false),
+            (Cell::Integer(-1), false),
+            (Cell::Real(0.5), false),
+            (Cell::Real(f64::NEG_INFINITY), false),
+            (Cell::Text(Cow::Borrowed(b"title")), false),
+            (Cell::Text(Cow::Borrowed(b"in a blob column")), true),
+            (Cell::Text(Cow::Borrowed(b"\xff")), false),
+            (Cell::Blob(Cow::Borrowed(b"\x0a\x00")), true),
+            (Cell::Blob(Cow::Borrowed(b"\x01")), false),
+        ];
+        let cells: Vec<(String, JsonCell)> = cases
+            .iter()
+            .enumerate()
+            .map(|(i, (cell, blob))| (format!("c{i}"), JsonCell::from_cell(cell, *blob)))
+            .collect();
+        let mut out = Vec::new();
+        write_index(
+            &mut out,
+            "c1",
+            3,
+            cells.iter().map(|(n, c)| (n.as_str(), c)),
+        );
+        // The same bytes as each value written straight from SQLite.
+        let mut expected =
+            b"{\"conversation\":\"c1\",\"kind\":\"index\",\"user_version\":3,\"row\":{".to_vec();
+        for (i, (cell, blob)) in cases.iter().enumerate() {
+            if i > 0 {
+                expected.push(b',');
+            }
+            expected.extend_from_slice(format!("\"c{i}\":").as_bytes());
+            write_cell(&mut expected, cell, *blob);
+        }
+        expected.extend_from_slice(b"}}\n");
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&expected)
+        );
+        let Record::Index {
+            user_version, row, ..
+        } = Record::parse(&out[..out.len() - 1]).unwrap()
+        else {
+            panic!("not an index record")
+        };
+        assert_eq!(user_version, 3);
+        let back: Vec<(String, JsonCell)> = row
+            .0
+            .into_iter()
+            .map(|(n, c)| (n.into_owned(), c.into_owned()))
+            .collect();
+        assert_eq!(back, cells);
+        let err = Record::parse(br#"{"conversation":"c","kind":"index","row":{}}"#).unwrap_err();
+        assert!(err.message().contains("user_version"), "{err}");
     }
 
     #[test]

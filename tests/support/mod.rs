@@ -4,6 +4,7 @@
 //! conversation databases, and helpers to run the binaries.
 #![allow(dead_code)]
 
+pub mod index;
 pub mod pb;
 pub mod steps;
 pub mod store;

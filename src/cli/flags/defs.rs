@@ -464,6 +464,32 @@ The paths that would be written are printed.
 "#,
         }],
     },
+    Flag {
+        long: "reindex",
+        short: None,
+        kind: Kind::Switch(|args| args.reindex = true),
+        docs: &[Doc {
+            bins: &[Bin::Pack],
+            help: "read no stream: rebuild the missing and stale rows of the root's index \
+                   (conversation_summaries.db) from its conversation databases",
+            man: r#"Read no stream: rebuild the root's index,
+.IR conversation_summaries.db ,
+from its conversation databases.
+A conversation the index does not list gets a row; a row whose step count or
+last user input disagrees with its database is brought up to date (keeping a
+non-empty title and every column the database says nothing of); a row that
+agrees keeps its bytes, and rows of conversations not in the root are left
+alone.
+Prints
+.BI "added " ID
+or
+.BI "updated " ID
+for each row written.
+See
+.BR "THE INDEX" .
+"#,
+        }],
+    },
     // What a format conversion changed or lost, said on stderr.
     Flag {
         long: "verbose",
