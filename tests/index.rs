@@ -11,82 +11,12 @@ use std::path::Path;
 
 use rusqlite::types::Value;
 use rusqlite::Connection;
-use support::index::{self as idx, Shape};
-use support::pb::Msg;
-use support::steps::{metadata, step, CHECKPOINT, CONVERSATION_HISTORY, DONE, PLANNER_RESPONSE};
+use support::index::{self as idx, real_conversation, Shape};
 use support::store::{contents, dump_of, files_under, json_lines};
-use support::{brain_file, run, run_env, run_ok, stderr, AgyDb, Scratch};
+use support::{run, run_env, run_ok, stderr, Scratch};
 
 const A: &str = "0b6f8a8e-1c2d-4e5f-9a0b-1c2d3e4f5a6b";
 const B: &str = "1c7a9b9f-2d3e-4f60-8b1c-2d3e4f5a6b7c";
-
-const EPHEMERAL_MESSAGE: u64 = 90;
-
-/// A conversation as agy ≥ 1.0.10 writes one (FORMAT.md 14 row 2): per turn
-/// USER_INPUT, (the first only) CONVERSATION_HISTORY with an empty payload,
-/// EPHEMERAL_MESSAGE, PLANNER_RESPONSE, CHECKPOINT naming the conversation.
-fn real_conversation(root: &Path, id: &str, turns: &[&str]) -> AgyDb {
-    let db = AgyDb::create(root, id);
-    let mut idx = 0i64;
-    let t = |idx: i64| 1_782_640_000 + idx * 10;
-    for (turn, text) in turns.iter().enumerate() {
-        let m = metadata(t(idx), 4);
-        let input = Msg::new().str(2, text).msg(3, Msg::new().str(1, text));
-        let s = step(14, DONE, &m, 19, input).build();
-        db.step(idx, 14, DONE as i64, &m.build(), &s);
-        idx += 1;
-        if turn == 0 {
-            let m = metadata(t(idx), 1);
-            let s = step(CONVERSATION_HISTORY, DONE, &m, 111, Msg::new()).build();
-            db.step(
-                idx,
-                CONVERSATION_HISTORY as i64,
-                DONE as i64,
-                &m.build(),
-                &s,
-            );
-            idx += 1;
-        }
-        let m = metadata(t(idx), 1);
-        let s = step(EPHEMERAL_MESSAGE, DONE, &m, 103, Msg::new()).build();
-        db.step(idx, EPHEMERAL_MESSAGE as i64, DONE as i64, &m.build(), &s);
-        idx += 1;
-        let m = metadata(t(idx), 2);
-        let reply = Msg::new().str(1, &format!("Done: {text}"));
-        let s = step(PLANNER_RESPONSE, DONE, &m, 20, reply).build();
-        db.step(idx, PLANNER_RESPONSE as i64, DONE as i64, &m.build(), &s);
-        idx += 1;
-        let m = metadata(t(idx), 1);
-        let checkpoint = Msg::new()
-            .str(4, "Fixing the flaky login test")
-            .varint(9, 1)
-            .varint(12, idx as u64)
-            .str(
-                15,
-                &format!("file:///Users/me/.gemini/antigravity-cli/brain/{id}/.system_generated/logs/transcript.jsonl"),
-            )
-            .str(19, text);
-        let s = step(CHECKPOINT, DONE, &m, 30, checkpoint).build();
-        db.step(idx, CHECKPOINT as i64, DONE as i64, &m.build(), &s);
-        idx += 1;
-    }
-    db.trajectory_metadata(
-        &Msg::new()
-            .msg(
-                1,
-                Msg::new().str(1, "file:///Users/me/src/app").str(4, "main"),
-            )
-            .ts(2, 1_782_639_990, 0)
-            .build(),
-    );
-    brain_file(
-        root,
-        id,
-        ".system_generated/logs/transcript.jsonl",
-        b"{\"step_index\":0}\n",
-    );
-    db
-}
 
 /// A root with two real-shaped conversations and, unless `None`, an index
 /// of the given shape listing only the first (agy writes rows lazily).

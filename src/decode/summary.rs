@@ -88,6 +88,7 @@ impl Summarizer {
             checkpoint_title.or_else(|| summary.preview.as_deref().map(title_from_text));
         summary.created = conv.created_at;
         summary.cwd = conv.cwd;
+        summary.branch = conv.git_branch;
         summary.parent_conversation_id = conv.parent_conversation_id;
         summary
     }
@@ -177,4 +178,36 @@ pub fn of_database(source: &Source) -> Result<Summary> {
     summarizer.summary.step_count =
         conn.query_row("SELECT count(*) FROM steps", [], |r| r.get(0))?;
     Ok(summarizer.finish())
+}
+
+/// The models that answered in a conversation, from its `gen_metadata`
+/// rows (agy-decode's rule: ChatModelMetadata's response model), each
+/// once, in the order they first answered.
+pub fn models(source: &Source) -> Result<Vec<String>> {
+    let has = source
+        .schema()
+        .iter()
+        .any(|o| o.object_type == "table" && o.name == "gen_metadata");
+    if !has {
+        return Ok(Vec::new());
+    }
+    let mut stmt = source
+        .connection()
+        .prepare("SELECT data FROM gen_metadata ORDER BY idx")?;
+    let mut rows = stmt.query([])?;
+    let mut models: Vec<String> = Vec::new();
+    while let Some(row) = rows.next()? {
+        let rusqlite::types::ValueRef::Blob(data) = row.get_ref(0)? else {
+            continue;
+        };
+        let name = wire::Message::new(data)
+            .get_message(field::generator::CHAT_MODEL)
+            .and_then(|m| m.get_nonempty_str(field::generator::RESPONSE_MODEL));
+        if let Some(name) = name {
+            if !models.iter().any(|m| *m == name) {
+                models.push(name.into_owned());
+            }
+        }
+    }
+    Ok(models)
 }

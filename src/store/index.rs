@@ -141,6 +141,8 @@ pub struct Summary {
     /// The time of the step with the highest idx that has one.
     pub last_step_time: Option<Timestamp>,
     pub cwd: Option<String>,
+    /// The workspace's git branch (not in the index; agy-ls shows it).
+    pub branch: Option<String>,
     pub parent_conversation_id: Option<String>,
     /// The idx of the last USER_INPUT step, and its time.
     pub last_user_input: Option<(i64, Option<Timestamp>)>,
@@ -643,6 +645,7 @@ mod tests {
                 nanos: 7,
             }),
             cwd: Some("/home/u/my repo".into()),
+            branch: None,
             parent_conversation_id: None,
             last_user_input: Some((
                 3,

@@ -8,6 +8,10 @@ use std::path::{Path, PathBuf};
 use rusqlite::types::Value;
 use rusqlite::{params_from_iter, Connection};
 
+use super::pb::Msg;
+use super::steps::{metadata, step, CHECKPOINT, CONVERSATION_HISTORY, DONE, PLANNER_RESPONSE};
+use super::{brain_file, AgyDb};
+
 pub const DDL_1_1_16: &[&str] = &[
     r#"CREATE TABLE conversation_summaries (conversation_id text, title text NOT NULL DEFAULT "", preview text NOT NULL DEFAULT "", step_count integer NOT NULL DEFAULT 0, last_modified_time datetime NOT NULL, workspace_uris text NOT NULL, status text NOT NULL DEFAULT "", source text NOT NULL DEFAULT "", project_id text NOT NULL DEFAULT "", agent_name text NOT NULL DEFAULT "", parent_conversation_id text NOT NULL DEFAULT "", nesting_depth integer NOT NULL DEFAULT 0, battle_id text NOT NULL DEFAULT "", winning_conversation_id text NOT NULL DEFAULT "", not_fully_idle numeric NOT NULL DEFAULT false, killed numeric NOT NULL DEFAULT false, last_user_input_time datetime NOT NULL, last_user_input_step_index integer NOT NULL DEFAULT -1, app_data_dir text NOT NULL DEFAULT "", PRIMARY KEY (conversation_id))"#,
     "CREATE INDEX idx_conversation_summaries_last_user_input_time ON conversation_summaries(last_user_input_time)",
@@ -132,4 +136,72 @@ pub fn cell(row: &[(String, Value)], column: &str) -> Value {
         .unwrap_or_else(|| panic!("no column {column}"))
         .1
         .clone()
+}
+
+const EPHEMERAL_MESSAGE: u64 = 90;
+
+/// A conversation as agy ≥ 1.0.10 writes one (FORMAT.md 14 row 2): per turn
+/// USER_INPUT, (the first only) CONVERSATION_HISTORY with an empty payload,
+/// EPHEMERAL_MESSAGE, PLANNER_RESPONSE, CHECKPOINT naming the conversation.
+pub fn real_conversation(root: &Path, id: &str, turns: &[&str]) -> AgyDb {
+    let db = AgyDb::create(root, id);
+    let mut idx = 0i64;
+    let t = |idx: i64| 1_782_640_000 + idx * 10;
+    for (turn, text) in turns.iter().enumerate() {
+        let m = metadata(t(idx), 4);
+        let input = Msg::new().str(2, text).msg(3, Msg::new().str(1, text));
+        let s = step(14, DONE, &m, 19, input).build();
+        db.step(idx, 14, DONE as i64, &m.build(), &s);
+        idx += 1;
+        if turn == 0 {
+            let m = metadata(t(idx), 1);
+            let s = step(CONVERSATION_HISTORY, DONE, &m, 111, Msg::new()).build();
+            db.step(
+                idx,
+                CONVERSATION_HISTORY as i64,
+                DONE as i64,
+                &m.build(),
+                &s,
+            );
+            idx += 1;
+        }
+        let m = metadata(t(idx), 1);
+        let s = step(EPHEMERAL_MESSAGE, DONE, &m, 103, Msg::new()).build();
+        db.step(idx, EPHEMERAL_MESSAGE as i64, DONE as i64, &m.build(), &s);
+        idx += 1;
+        let m = metadata(t(idx), 2);
+        let reply = Msg::new().str(1, &format!("Done: {text}"));
+        let s = step(PLANNER_RESPONSE, DONE, &m, 20, reply).build();
+        db.step(idx, PLANNER_RESPONSE as i64, DONE as i64, &m.build(), &s);
+        idx += 1;
+        let m = metadata(t(idx), 1);
+        let checkpoint = Msg::new()
+            .str(4, "Fixing the flaky login test")
+            .varint(9, 1)
+            .varint(12, idx as u64)
+            .str(
+                15,
+                &format!("file:///Users/me/.gemini/antigravity-cli/brain/{id}/.system_generated/logs/transcript.jsonl"),
+            )
+            .str(19, text);
+        let s = step(CHECKPOINT, DONE, &m, 30, checkpoint).build();
+        db.step(idx, CHECKPOINT as i64, DONE as i64, &m.build(), &s);
+        idx += 1;
+    }
+    db.trajectory_metadata(
+        &Msg::new()
+            .msg(
+                1,
+                Msg::new().str(1, "file:///Users/me/src/app").str(4, "main"),
+            )
+            .ts(2, 1_782_639_990, 0)
+            .build(),
+    );
+    brain_file(
+        root,
+        id,
+        ".system_generated/logs/transcript.jsonl",
+        b"{\"step_index\":0}\n",
+    );
+    db
 }

@@ -117,6 +117,8 @@ pub struct Args {
     pub reindex: bool,
     /// agy-render `-f, --format`.
     pub render_format: crate::render::Format,
+    /// agy-ls `--format`.
+    pub list_format: crate::list::Format,
     /// agy-render `-o, --out`.
     pub out: Option<PathBuf>,
 }
