@@ -196,6 +196,52 @@ fn conversation(id: &str, text: &str) -> String {
     .collect()
 }
 
+/// With `--all`, a bookkeeping step can fall between a call and its
+/// result; the call still shows its result, and the system message follows.
+#[test]
+fn a_system_message_between_a_call_and_its_result_does_not_part_them() {
+    let c = "c-boundary";
+    let stream: String = [
+        message(c, "user", "2026-08-10T09:00:01Z", json!([{"type": "text", "text": "list it"}])),
+        message(
+            c,
+            "assistant",
+            "2026-08-10T09:00:02Z",
+            json!([{"type": "tool_use", "id": "call-1", "name": "Bash", "input": {"command": "ls /srv/data"}}]),
+        ),
+        json!({"conversation": c, "kind": "message", "role": "system", "step_type": "TASK_BOUNDARY", "idx": 3,
+               "timestamp": "2026-08-10T09:00:03Z",
+               "content": [{"type": "text", "name": "task_name", "text": "Listing"}]}),
+        message(
+            c,
+            "user",
+            "2026-08-10T09:00:04Z",
+            json!([{"type": "tool_result", "tool_use_id": "call-1", "content": "Cargo.toml"}]),
+        ),
+        meta(c, "list it", "/w", "main", "m"),
+    ]
+    .into_iter()
+    .map(line)
+    .collect();
+    for (format, no_result) in [
+        ("html", "No result recorded"),
+        ("markdown", "*No result recorded.*"),
+    ] {
+        let page = render(&["--format", format], &stream);
+        assert!(
+            !page.contains(no_result),
+            "{format}: the call lost its result:\n{page}"
+        );
+        let call = page.find("/srv/data").expect("the call");
+        let result = page.find("Cargo.toml").expect("the result");
+        let boundary = page.find("Listing").expect("the system message");
+        assert!(
+            call < result && result < boundary,
+            "{format}: order call, result, boundary:\n{page}"
+        );
+    }
+}
+
 #[test]
 fn a_bad_conversation_does_not_stop_the_others() {
     let dir = Scratch::new("render-batch");

@@ -7,8 +7,8 @@
 #![no_main]
 
 use agy_fuzz::{lines, scratch, sink};
-use agy_tools::store::dump::{self, DumpOptions};
 use agy_tools::pack::{Batch, PackOptions, Packer};
+use agy_tools::store::dump::{self, DumpOptions};
 use libfuzzer_sys::fuzz_target;
 
 fn pack(root: &std::path::Path, data: &[u8], force: bool) {
@@ -64,7 +64,7 @@ fn run(data: &[u8]) {
         .collect();
     assert!(outside.is_empty(), "written outside the root: {outside:?}");
     if root.join("conversations").is_dir() {
-        let targets = dump::targets(&[root.clone()]).expect("listing the root");
+        let targets = dump::targets(std::slice::from_ref(&root)).expect("listing the root");
         let options = DumpOptions {
             brain: true,
             ..DumpOptions::default()

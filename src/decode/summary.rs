@@ -15,7 +15,9 @@ use crate::error::Result;
 use crate::store::index::Summary;
 use crate::store::sqlite::Source;
 
-use super::{title_from_text, user_text, Conversation, StepView};
+use super::conversation::Conversation;
+use super::step::{user_text, StepView};
+use super::title_from_text;
 
 /// Builds a [`Summary`] from a conversation's steps, given in idx order.
 #[derive(Default)]

@@ -161,27 +161,14 @@ fn write_bodies(queue: Receiver<Job>, recycle: SyncSender<Vec<u8>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stream::io::Output;
-    use std::sync::{Arc, Mutex};
-
-    struct Shared(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Shared {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::stream::io::{Captured, Output};
 
     fn contents(spool: &mut Spool) -> Vec<u8> {
-        let sink = Arc::new(Mutex::new(Vec::new()));
-        let mut out = Output::to(Box::new(Shared(sink.clone())));
+        let sink = Captured::default();
+        let mut out = Output::captured(&sink);
         spool.copy_range(0..spool.len(), &mut out).unwrap();
         out.flush().unwrap();
-        let bytes = sink.lock().unwrap().clone();
-        bytes
+        sink.take()
     }
 
     #[test]

@@ -5,8 +5,12 @@
 //! stream gives a call in the assistant's message and its result in a later
 //! user message, so a call is rendered when it is read and held (as bytes)
 //! until its result comes; then the two are written together. A call still
-//! waiting when anything but a result comes is written with "no result".
-//! So what is held is at most the calls of one assistant message.
+//! waiting when anything but a result or a system message comes is written
+//! with "no result". A system message between a call and its result (with
+//! `--all`, a TASK_BOUNDARY can fall there) waits too and is written after
+//! the calls, so it does not cut a call from its result. So what is held is
+//! at most the calls of one assistant message and the system messages that
+//! came while they waited.
 //!
 //! Each message's bytes go to the caller's buffer as soon as they are
 //! rendered (the body's batch, [`super::body`]): the header, which
@@ -32,6 +36,9 @@ struct HeldCall {
 pub struct Conversation {
     pub summary: Summary,
     held: Vec<HeldCall>,
+    /// System messages rendered while calls were held, written once the
+    /// calls are settled.
+    deferred: Vec<u8>,
     /// Calls written without a result: id to name, so a result that comes
     /// late can still say whose it is.
     unanswered: HashMap<String, String>,
@@ -45,6 +52,7 @@ impl Conversation {
         Conversation {
             summary: Summary::new(id),
             held: Vec::new(),
+            deferred: Vec::new(),
             unanswered: HashMap::new(),
             turn_open: false,
             messages: 0,
@@ -61,6 +69,9 @@ impl Conversation {
         match record.role() {
             Some(Role::Assistant) => self.assistant(page, out, record, &blocks, number),
             Some(Role::User) => self.user(page, out, record, &blocks, number),
+            Some(Role::System) | None if !self.held.is_empty() => {
+                page.system(&mut self.deferred, record, number);
+            }
             Some(Role::System) | None => {
                 self.settle(page, out);
                 page.system(out, record, number);
@@ -180,10 +191,13 @@ impl Conversation {
             },
         );
         page.tool_end(out);
+        if self.held.is_empty() && !self.deferred.is_empty() {
+            self.settle(page, out);
+        }
     }
 
-    /// Writes the calls still held, without results, and closes the open
-    /// turn.
+    /// Writes the calls still held, without results, closes the open turn,
+    /// and writes the system messages that waited for the calls.
     fn settle(&mut self, page: &dyn Page, out: &mut Vec<u8>) {
         for call in self.held.drain(..) {
             page.tool_start(out, Some(call.number));
@@ -196,6 +210,7 @@ impl Conversation {
             page.turn_end(out);
             self.turn_open = false;
         }
+        out.append(&mut self.deferred);
     }
 
     /// Marks, where it was, an input line that could not be read.

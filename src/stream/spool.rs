@@ -162,19 +162,7 @@ impl Drop for Spool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::{Arc, Mutex};
-
-    /// An [`Output`] whose bytes can be read after it is dropped.
-    struct Shared(Arc<Mutex<Vec<u8>>>);
-    impl Write for Shared {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::stream::io::Captured;
 
     #[test]
     fn ranges_across_memory_and_disk_come_back_exactly() {
@@ -189,11 +177,11 @@ mod tests {
         assert!(spool.on_disk > 0, "large spools move to disk");
         let len = data.len() as u64;
         for range in [0..len, 5..17, len - 10..len, 1_000_000..2_200_000, 7..7] {
-            let sink = Arc::new(Mutex::new(Vec::new()));
-            let mut out = Output::to(Box::new(Shared(sink.clone())));
+            let sink = Captured::default();
+            let mut out = Output::captured(&sink);
             spool.copy_range(range.clone(), &mut out).unwrap();
             out.flush().unwrap();
-            let got = sink.lock().unwrap().clone();
+            let got = sink.take();
             assert_eq!(got, &data[range.start as usize..range.end as usize]);
             let mut read = b"before".to_vec();
             spool.read_range(range.clone(), &mut read).unwrap();
