@@ -1,0 +1,46 @@
+//! A step about to be written ([`Step`]), the [`StepWriter`] every step
+//! goes out through, and the metadata each step carries.
+
+use crate::agy::steps::field;
+use crate::agy::wire::Writer;
+use crate::stream::io::Output;
+use crate::stream::record::Column;
+use crate::time::Timestamp;
+
+use super::transcript::TranscriptLine;
+
+/// Writes step rows; shared by everything that makes a step.
+pub(super) struct StepWriter<'o> {
+    pub(super) out: &'o mut Output,
+    pub(super) columns: &'o [Column],
+    pub(super) generic: bool,
+}
+
+/// One step about to be written.
+pub(super) struct Step<'a> {
+    pub(super) kind: u64,
+    pub(super) status: u64,
+    pub(super) metadata: Vec<u8>,
+    pub(super) error: Option<Vec<u8>>,
+    pub(super) payload_field: u32,
+    pub(super) payload: Vec<u8>,
+    /// What the brain transcript says about it.
+    pub(super) line: TranscriptLine<'a>,
+}
+
+/// CortexStepMetadata with a creation time and a source.
+pub(super) fn metadata(timestamp: Option<Timestamp>, step_source: u64) -> Writer {
+    let mut meta = Writer::new();
+    if let Some(ts) = timestamp {
+        meta.message(field::metadata::CREATED_AT, |t| timestamp_fields(t, ts));
+    }
+    meta.varint(field::metadata::SOURCE, step_source);
+    meta
+}
+
+pub(super) fn timestamp_fields(t: &mut Writer, ts: Timestamp) {
+    t.int64(field::timestamp::SECONDS, ts.seconds);
+    if ts.nanos != 0 {
+        t.int64(field::timestamp::NANOS, i64::from(ts.nanos));
+    }
+}

@@ -1,0 +1,209 @@
+//! The brain transcripts (FORMAT.md 10): one line per step, full and
+//! compact, written out as `file` record parts as they grow.
+
+use std::borrow::Cow;
+
+use crate::agy::steps;
+use crate::error::Result;
+use crate::stream::io::Output;
+use crate::stream::json;
+use crate::stream::json::Depth;
+use crate::stream::record;
+use crate::time::Timestamp;
+
+use super::OpenCall;
+
+/// Long values in the compact transcript are cut to this many bytes.
+const COMPACT_LIMIT: usize = 4096;
+
+pub(super) const TRANSCRIPT: &str = ".system_generated/logs/transcript.jsonl";
+pub(super) const TRANSCRIPT_FULL: &str = ".system_generated/logs/transcript_full.jsonl";
+
+/// One line of a brain transcript (FORMAT.md 10).
+pub(super) struct TranscriptLine<'a> {
+    pub(super) step_index: i64,
+    source: &'static str,
+    step_type: Cow<'static, str>,
+    status: &'static str,
+    created_at: Option<String>,
+    content: Option<Cow<'a, str>>,
+    pub(super) thinking: Option<Cow<'a, str>>,
+    /// Each as `{name, args}` with every argument value JSON-encoded (the
+    /// JSON text of the value, as a string), as agy writes them; the
+    /// transcript carries no call id.
+    pub(super) tool_calls: Option<&'a [OpenCall]>,
+}
+
+impl TranscriptLine<'_> {
+    /// The line as compact JSON: `step_index`, `source`, `type`, `status`,
+    /// then `created_at`, `content`, `thinking`, `tool_calls` when present.
+    /// Written by hand at the depth it is needed: the transcript travels
+    /// inside a `file` record's string, and escaping the conversation's text
+    /// twice in one pass is what keeps agy-encode near agy-decode's pace.
+    fn write_json(&self, out: &mut Vec<u8>, depth: Depth) {
+        depth.raw(out, "{\"step_index\":");
+        json::write_i64(out, self.step_index);
+        depth.raw(out, ",\"source\":");
+        depth.string(out, self.source);
+        depth.raw(out, ",\"type\":");
+        depth.string(out, &self.step_type);
+        depth.raw(out, ",\"status\":");
+        depth.string(out, self.status);
+        for (key, value) in [
+            (",\"created_at\":", self.created_at.as_deref()),
+            (",\"content\":", self.content.as_deref()),
+            (",\"thinking\":", self.thinking.as_deref()),
+        ] {
+            if let Some(value) = value {
+                depth.raw(out, key);
+                depth.string(out, value);
+            }
+        }
+        if let Some(calls) = self.tool_calls {
+            depth.raw(out, ",\"tool_calls\":[");
+            for (i, call) in calls.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                depth.raw(out, "{\"name\":");
+                depth.string(out, &call.native_name);
+                depth.raw(out, ",\"args\":{");
+                for (j, (key, value)) in call.native_args.iter().flatten().enumerate() {
+                    if j > 0 {
+                        out.push(b',');
+                    }
+                    depth.string(out, key);
+                    out.push(b':');
+                    depth.string(out, &json::value_to_string(value));
+                }
+                out.extend_from_slice(b"}}");
+            }
+            out.push(b']');
+        }
+        out.push(b'}');
+    }
+}
+
+impl<'a> TranscriptLine<'a> {
+    pub(super) fn new(
+        step_source: u64,
+        step_kind: u64,
+        step_status: u64,
+        timestamp: Option<Timestamp>,
+        content: Option<Cow<'a, str>>,
+    ) -> TranscriptLine<'a> {
+        TranscriptLine {
+            step_index: 0,
+            source: steps::source_name(step_source).unwrap_or("UNSPECIFIED"),
+            step_type: steps::kind_name(step_kind)
+                .map(Cow::Borrowed)
+                .unwrap_or_else(|| Cow::Owned(step_kind.to_string())),
+            status: steps::status_name(step_status).unwrap_or("UNSPECIFIED"),
+            created_at: timestamp.and_then(|t| t.format_seconds()),
+            content,
+            thinking: None,
+            tool_calls: None,
+        }
+    }
+
+    /// The line of the compact transcript: long values cut with agy's
+    /// `<truncated N bytes>` marker.
+    pub(super) fn compact(&self) -> TranscriptLine<'_> {
+        TranscriptLine {
+            step_index: self.step_index,
+            source: self.source,
+            step_type: self.step_type.clone(),
+            status: self.status,
+            created_at: self.created_at.clone(),
+            content: self.content.as_deref().map(truncate),
+            thinking: self.thinking.as_deref().map(truncate),
+            tool_calls: self.tool_calls,
+        }
+    }
+}
+
+impl TranscriptLine<'_> {
+    /// Writes the line and its newline escaped for a JSON string, as it
+    /// sits in a transcript's `file` record.
+    pub(super) fn write_escaped_line(&self, out: &mut Vec<u8>) {
+        self.write_json(out, Depth::Nested);
+        out.extend_from_slice(b"\\n");
+    }
+
+    /// Whether [`TranscriptLine::compact`] cuts anything from this line.
+    pub(super) fn is_cut_in_compact(&self) -> bool {
+        [&self.content, &self.thinking]
+            .into_iter()
+            .flatten()
+            .any(|text| text.len() > COMPACT_LIMIT)
+    }
+}
+
+fn truncate(text: &str) -> Cow<'_, str> {
+    if text.len() <= COMPACT_LIMIT {
+        return Cow::Borrowed(text);
+    }
+    let mut end = COMPACT_LIMIT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!(
+        "{}<truncated {} bytes>",
+        &text[..end],
+        text.len() - end
+    ))
+}
+
+/// A brain transcript being built: its JSON-escaped text since the last
+/// part went out. Once that passes [`record::FILE_PART`] it is written as a
+/// `file` record (the first plain, the rest with `"append":true`) between
+/// the step rows, so neither agy-encode nor any reader of its stream holds
+/// a conversation's transcript whole, and nothing waits in a temporary
+/// file.
+pub(super) struct Transcript {
+    path: &'static str,
+    pub(super) text: Vec<u8>,
+    /// A part has been written: the next one appends.
+    started: bool,
+}
+
+impl Transcript {
+    pub(super) fn new(path: &'static str) -> Transcript {
+        Transcript {
+            path,
+            text: Vec::new(),
+            started: false,
+        }
+    }
+
+    /// Writes a part once enough text has gathered.
+    pub(super) fn write_part_if_full(
+        &mut self,
+        out: &mut Output,
+        conversation: &str,
+    ) -> Result<()> {
+        match self.text.len() >= record::FILE_PART {
+            true => self.write_part(out, conversation),
+            false => Ok(()),
+        }
+    }
+
+    /// Writes the text gathered as a part, straight from where it is.
+    fn write_part(&mut self, out: &mut Output, conversation: &str) -> Result<()> {
+        record::write_file_part_escaped_head(out.buf(), conversation, self.path, self.started);
+        out.write_through(&self.text)?;
+        out.buf().extend_from_slice(record::FILE_PART_ESCAPED_END);
+        self.started = true;
+        self.text.clear();
+        out.end_record()
+    }
+
+    /// Writes what is left: the last part, or the whole file (empty, even)
+    /// when it never filled one.
+    pub(super) fn finish(&mut self, out: &mut Output, conversation: &str) -> Result<()> {
+        if self.started && self.text.is_empty() {
+            return Ok(());
+        }
+        self.write_part(out, conversation)
+    }
+}
