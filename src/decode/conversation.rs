@@ -13,6 +13,7 @@ use crate::stream::message::{self, ForkedFrom, Meta};
 use crate::stream::record::FileContent;
 use crate::time::Timestamp;
 
+use super::artifacts::Artifacts;
 use super::waiting::Waiting;
 use super::{read_timestamp, title_from_text};
 
@@ -45,6 +46,8 @@ pub(super) struct Conversation {
     pub(super) damaged: bool,
     /// Present once a result waits for its spilled full text.
     pub(super) waiting: Option<Waiting>,
+    /// The brain directory's artifacts, written when the conversation ends.
+    pub(super) artifacts: Artifacts,
 }
 
 impl Conversation {

@@ -339,7 +339,10 @@ pub(super) fn recover(names: &Names, claim: &Claim) -> Result<Leftover> {
         return Ok(Leftover::Finished);
     }
     if exists(&names.index_tmp)? && !exists(&names.db_tmp)? {
+        // Killed after the database's rename: only the index row and the
+        // old brain directory's removal were left.
         super::index::finish(&names.index_stash())?;
+        remove_dir(&names.brain_old)?;
         return Ok(Leftover::Finished);
     }
     Ok(if names.remove_temporaries()? {

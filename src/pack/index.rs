@@ -53,8 +53,12 @@ pub(super) struct Stash<'a> {
 }
 
 /// Keeps the row (or, with none, the word `refresh`) with the
-/// conversation's temporaries, synced.
+/// conversation's temporaries, synced. Without a row and without an index
+/// in the root there is nothing to do, and nothing is kept.
 pub(super) fn stash(stash: &Stash<'_>, row: Option<&IndexRow>) -> Result<()> {
+    if row.is_none() && !index::path(stash.root).exists() {
+        return Ok(());
+    }
     let mut text = Vec::new();
     match row {
         Some(row) => row.write(&mut text, stash.id),

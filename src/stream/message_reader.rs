@@ -335,7 +335,7 @@ impl<'a> Scanner<'a> {
     fn record(&mut self) -> Option<InputRecord<'a>> {
         let mut r = InputRecord::default();
         // Which keys came, null or not: serde refuses any key twice.
-        let mut seen = [false; 18];
+        let mut seen = [false; 21];
         self.object(|s, key| match key {
             "conversation" => set(&mut seen[0], &mut r.conversation, s.owned_string()),
             "kind" => set(&mut seen[1], &mut r.kind, s.owned_string()),
@@ -359,6 +359,9 @@ impl<'a> Scanner<'a> {
             ),
             "forked_from" => set(&mut seen[16], &mut r.forked_from, s.by_serde()),
             "raw" => set(&mut seen[17], &mut r.raw, s.owned_string()),
+            "name" => set(&mut seen[18], &mut r.name, s.owned_string()),
+            "time" => set(&mut seen[19], &mut r.time, s.owned_string()),
+            "text" => set(&mut seen[20], &mut r.text, s.owned_string()),
             _ => s.skip_value(),
         })?;
         Some(r)

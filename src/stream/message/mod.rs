@@ -216,6 +216,10 @@ pub struct InputRecord<'a> {
     pub raw: Option<String>,
     pub parent_conversation_id: Option<String>,
     pub forked_from: Option<ForkedFrom>,
+    /// An `artifact` record's file name, time and Markdown.
+    pub name: Option<String>,
+    pub time: Option<String>,
+    pub text: Option<String>,
 }
 
 #[cfg(test)]
