@@ -291,7 +291,7 @@ fn foreign_input_is_normalised() {
             r#"{"conversation":"f1","kind":"message","role":"user","idx":2,"content":[{"type":"tool_result","tool_use_id":"t1","content":"xy"}]}"#,
             r#"{"conversation":"f1","kind":"message","role":"user","idx":3,"content":[{"type":"tool_result","tool_use_id":"nope","content":"late"}]}"#,
             r#"{"conversation":"f1","kind":"message","role":"user","idx":4,"content":[{"type":"text","text":"more"}]}"#,
-            r#"{"conversation":"f1","kind":"meta","id":"f1","timestamp":"2026-08-10T09:14:03Z","title":"a\n\nb"}"#,
+            r#"{"conversation":"f1","kind":"meta","id":"f1","timestamp":"2026-08-10T09:14:03Z","title":"a"}"#,
         ]
         .join("\n"),
     );

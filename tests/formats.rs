@@ -1,18 +1,26 @@
-//! `agy-decode --format anthropic|claude-code` and `agy-encode --format
-//! claude-code`, tried against the real clients: the official `anthropic`
-//! Python SDK's request types, and the real Claude Code CLI resuming
-//! sessions against a fake Messages API on 127.0.0.1.
+//! `agy-decode --format anthropic|claude-code|codex` and `agy-encode
+//! --format claude-code|codex`, tried against the real clients: the
+//! official `anthropic` Python SDK's request types, the real Claude Code
+//! CLI resuming sessions against a fake Messages API on 127.0.0.1, and the
+//! real Codex CLI against a fake Responses API (`formats/codex.rs`).
 //!
-//! `.ci/run` installs both under `target/ext/` (a venv with the pinned
-//! SDK, and the pinned `@anthropic-ai/claude-code` from npm). A test whose
-//! client is missing says so on stderr and passes, unless `CI` is set, where
-//! it fails.
+//! `.ci/run` installs them under `target/ext/` (a venv with the pinned
+//! SDK, the pinned `@anthropic-ai/claude-code` and `@openai/codex` from
+//! npm). A test whose client is missing says so on stderr and passes,
+//! unless `CI` is set, where it fails.
 //!
 //! Every conversation of the sample store and of the generator's stores
-//! goes through both formats.
+//! goes through every format. A test that starts a real CLI runs in a
+//! loopback-only network namespace of its own (`support::netns`), so
+//! nothing it starts can reach anything but the fake API, and nothing it
+//! starts outlives it.
 
+#[path = "formats/codex.rs"]
+mod codex;
 #[path = "formats/fake_api.rs"]
 mod fake_api;
+#[path = "formats/fake_responses.rs"]
+mod fake_responses;
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -637,6 +645,9 @@ fn check_resumed(name: &str, request: &[Value], want: &Holds, assistant_lines: u
 #[test]
 fn claude_code_resumes_every_converted_conversation() {
     let Some(claude) = claude() else { return };
+    if !support::netns::isolated() {
+        return;
+    }
     let scratch = Scratch::new("formats-claude");
     let home = scratch.join("home");
     let work = scratch.join("work");
@@ -705,6 +716,9 @@ fn holds_of_session(path: &Path) -> Holds {
 #[test]
 fn claude_code_sessions_go_to_agy_and_come_back() {
     let Some(claude) = claude() else { return };
+    if !support::netns::isolated() {
+        return;
+    }
     let scratch = Scratch::new("formats-roundtrip");
     let home = scratch.join("home");
     let work = scratch.join("work");

@@ -63,33 +63,29 @@ fn modules() -> Vec<(Vec<String>, PathBuf)> {
     out
 }
 
-/// The module paths a file's code names: `crate::a::b::Item` and
-/// `super::b::Item`, as written (the caller keeps the part that is a module).
+/// The module paths a file's code names: `crate::a::b::Item`,
+/// `super::b::Item`, and each path of a group (`use super::{a::X, b}`,
+/// across lines too), as written (the caller keeps the part that is a
+/// module). Comment lines are left out.
 fn named_paths(module: &[String], text: &str) -> Vec<Vec<String>> {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let code = line.trim_start();
-        if code.starts_with("//") {
+    let code: Vec<&str> = text
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect();
+    let code = code.join("\n");
+    let mut raw = Vec::new();
+    for (start, _) in code
+        .match_indices("crate::")
+        .chain(code.match_indices("super::"))
+    {
+        let before = code[..start].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
             continue;
         }
-        for (start, _) in code
-            .match_indices("crate::")
-            .chain(code.match_indices("super::"))
-        {
-            let before = code[..start].chars().next_back();
-            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
-                continue;
-            }
-            let rest = &code[start..];
-            let words: Vec<String> = rest
-                .split("::")
-                .map(|w| {
-                    w.chars()
-                        .take_while(|c| c.is_alphanumeric() || *c == '_')
-                        .collect::<String>()
-                })
-                .take_while(|w| !w.is_empty())
-                .collect();
+        use_tree(&code[start..], Vec::new(), &mut raw);
+    }
+    raw.into_iter()
+        .map(|words| {
             let mut path: Vec<String> = if words[0] == "crate" {
                 Vec::new()
             } else {
@@ -104,14 +100,66 @@ fn named_paths(module: &[String], text: &str) -> Vec<Vec<String>> {
             };
             path.extend(
                 words
-                    .iter()
-                    .skip_while(|w| *w == "crate" || *w == "super")
-                    .cloned(),
+                    .into_iter()
+                    .skip_while(|w| w == "crate" || w == "super"),
             );
-            out.push(path);
+            path
+        })
+        .collect()
+}
+
+/// Reads the path or use tree at the start of `text` (words joined by
+/// `::`, perhaps ending in a `{…}` group of trees) after `prefix`, pushes
+/// each whole path to `out`, and returns how many bytes it read.
+fn use_tree(text: &str, mut prefix: Vec<String>, out: &mut Vec<Vec<String>>) -> usize {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    let skip_space = |at: &mut usize| {
+        while *at < bytes.len() && bytes[*at].is_ascii_whitespace() {
+            *at += 1;
+        }
+    };
+    loop {
+        skip_space(&mut at);
+        if bytes.get(at) == Some(&b'{') {
+            at += 1;
+            loop {
+                skip_space(&mut at);
+                match bytes.get(at) {
+                    Some(b'}') => return at + 1,
+                    Some(b',') => at += 1,
+                    Some(_) => {
+                        let read = use_tree(&text[at..], prefix.clone(), out);
+                        if read == 0 {
+                            return at;
+                        }
+                        at += read;
+                    }
+                    None => return at,
+                }
+            }
+        }
+        let word: String = text[at..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if word.is_empty() {
+            break;
+        }
+        at += word.len();
+        prefix.push(word);
+        let rest = &text[at..];
+        let gap = rest.len() - rest.trim_start().len();
+        if rest[gap..].starts_with("::") {
+            at += gap + 2;
+        } else {
+            break;
         }
     }
-    out
+    if !prefix.is_empty() {
+        out.push(prefix);
+    }
+    at
 }
 
 /// The import graph between modules: for each module, the other modules
@@ -208,13 +256,17 @@ fn no_two_modules_import_each_other() {
 #[test]
 fn the_checker_sees_an_import_and_resolves_super() {
     let module = vec!["render".to_string(), "page".to_string()];
-    let text = "use super::site::Entry;\n// crate::cli in a comment\nlet x = crate::store::root::check_id(id);\n";
+    let text = "use super::site::Entry;\n// crate::cli in a comment\nlet x = crate::store::root::check_id(id);\nuse super::{\n    calls::{self, cut},\n    summary::Summary,\n};\n";
     let paths = named_paths(&module, text);
+    let words = |path: &[&str]| path.iter().map(|w| w.to_string()).collect::<Vec<_>>();
     assert_eq!(
         paths,
         vec![
-            vec!["render".to_string(), "site".into(), "Entry".into()],
-            vec!["store".to_string(), "root".into(), "check_id".into()],
+            words(&["store", "root", "check_id"]),
+            words(&["render", "site", "Entry"]),
+            words(&["render", "calls", "self"]),
+            words(&["render", "calls", "cut"]),
+            words(&["render", "summary", "Summary"]),
         ]
     );
 }

@@ -75,7 +75,7 @@ pub struct ToolMapping {
     pub rules: &'static [ArgRule],
 }
 
-const fn rename(native: &'static str, common: &'static str) -> ArgRule {
+pub const fn rename(native: &'static str, common: &'static str) -> ArgRule {
     ArgRule::Rename { native, common }
 }
 
@@ -257,18 +257,43 @@ fn apply(rules: &[ArgRule], args: &ArgList, direction: Direction) -> Option<ArgL
 /// Non-object arguments keep their form; only the name can change, and only
 /// when the tool is mapped.
 pub fn to_common(native_name: &str, args: Option<&ArgList>) -> (String, Option<ArgList>) {
-    map(native_name, args, Direction::ToCommon)
+    map(MAPPINGS, native_name, args, Direction::ToCommon)
 }
 
 /// The inverse of [`to_common`].
 pub fn to_native(common_name: &str, args: Option<&ArgList>) -> (String, Option<ArgList>) {
-    map(common_name, args, Direction::ToNative)
+    map(MAPPINGS, common_name, args, Direction::ToNative)
 }
 
-fn map(name: &str, args: Option<&ArgList>, direction: Direction) -> (String, Option<ArgList>) {
+/// [`to_common`] by another agent's table, whose `native` names are that
+/// agent's tools (Codex's `exec_command`, say): the same rules, so its
+/// calls meet agy's in the common names and map back exactly.
+pub fn to_common_by(
+    table: &'static [ToolMapping],
+    name: &str,
+    args: Option<&ArgList>,
+) -> (String, Option<ArgList>) {
+    map(table, name, args, Direction::ToCommon)
+}
+
+/// The inverse of [`to_common_by`].
+pub fn to_native_by(
+    table: &'static [ToolMapping],
+    name: &str,
+    args: Option<&ArgList>,
+) -> (String, Option<ArgList>) {
+    map(table, name, args, Direction::ToNative)
+}
+
+fn map(
+    table: &'static [ToolMapping],
+    name: &str,
+    args: Option<&ArgList>,
+    direction: Direction,
+) -> (String, Option<ArgList>) {
     let mapping = match direction {
-        Direction::ToCommon => by_native(name),
-        Direction::ToNative => by_common(name),
+        Direction::ToCommon => table.iter().find(|m| m.native == name),
+        Direction::ToNative => table.iter().find(|m| m.common == name),
     };
     let Some(mapping) = mapping else {
         return (name.to_string(), None);

@@ -47,16 +47,20 @@ fn run() -> Result<()> {
         force: args.force,
     };
     let output_format = args.format;
-    let claude_code_only = output.out_dir.is_some() || output.cwd.is_some() || output.force;
-    if claude_code_only && output_format != Format::ClaudeCode {
+    let sessions_only = output.out_dir.is_some() || output.cwd.is_some() || output.force;
+    let session_format = matches!(
+        output_format,
+        Format::ClaudeCode | Format::Codex | Format::GeminiCli
+    );
+    if sessions_only && !session_format {
         return Err(Error::usage(
-            "--out-dir, --cwd and --force go with --format claude-code",
+            "--out-dir, --cwd and --force go with --format claude-code, codex or gemini-cli",
         ));
     }
     let converting = output.verbose || output.thinking != Thinking::default();
     if converting && output_format == Format::Messages {
         return Err(Error::usage(
-            "--thinking and --verbose go with --format anthropic or claude-code",
+            "--thinking and --verbose go with --format anthropic, claude-code, codex or gemini-cli",
         ));
     }
     let mut decoder = Decoder::new(options);

@@ -14,8 +14,9 @@ use crate::stream::record::FileContent;
 use crate::time::Timestamp;
 
 use super::artifacts::Artifacts;
+use super::read_timestamp;
 use super::waiting::Waiting;
-use super::{read_timestamp, title_from_text};
+use crate::stream::message::title_from_text;
 
 /// What one conversation remembers between steps.
 #[derive(Default)]

@@ -37,9 +37,6 @@ use rows::{blob, hex_into, parse_canonical_step_row, StepColumns};
 use step::{finish_step, StepView};
 use waiting::{Hole, Waiting};
 
-/// Titles derived from the first user text are cut to this many characters.
-const TITLE_CHARS: usize = 80;
-
 /// What to decode beyond user and assistant messages.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Options {
@@ -452,11 +449,6 @@ pub fn read_timestamp(ts: wire::Message<'_>) -> Option<Timestamp> {
     t.is_writable().then_some(t)
 }
 
-/// A title from the first user text: its first `TITLE_CHARS` characters.
-pub fn title_from_text(text: &str) -> String {
-    text.trim().chars().take(TITLE_CHARS).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -562,12 +554,5 @@ mod tests {
         assert!(decoder
             .canonical_step_line(row("c1", &canonical).as_bytes(), &mut out)
             .unwrap());
-    }
-
-    #[test]
-    fn titles_are_cut_by_characters() {
-        let text = "ü".repeat(100);
-        assert_eq!(title_from_text(&text).chars().count(), TITLE_CHARS);
-        assert_eq!(title_from_text("  short \n"), "short");
     }
 }

@@ -22,7 +22,7 @@ use crate::time::Timestamp;
 
 use super::conversation::Conversation;
 use super::step::{user_text, StepView};
-use super::title_from_text;
+use crate::stream::message::title_from_text;
 
 /// What one step tells the index.
 #[derive(Clone, Debug, Default, PartialEq)]

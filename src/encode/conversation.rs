@@ -19,6 +19,8 @@ use crate::time::Timestamp;
 
 use super::step::{metadata, timestamp_fields, Step, StepWriter};
 use super::transcript::{Transcript, TranscriptLine, TRANSCRIPT, TRANSCRIPT_FULL};
+#[cfg(doc)]
+use super::Synth;
 use super::{OpenCall, NAMESPACE};
 
 /// agy's project id for CLI conversations (FORMAT.md 8).
@@ -214,10 +216,11 @@ impl Conversation {
         for call in std::mem::take(&mut self.open_calls) {
             self.tool_step(&call, None, call.timestamp, steps)?;
         }
-        let derived_title = self
-            .checkpoint_title
-            .clone()
-            .or_else(|| self.first_user_text.as_deref().map(decode::title_from_text));
+        let derived_title = self.checkpoint_title.clone().or_else(|| {
+            self.first_user_text
+                .as_deref()
+                .map(message::title_from_text)
+        });
         if let Some(title) = self
             .meta
             .title

@@ -29,6 +29,7 @@ pub fn write(
     let rules = Rules {
         thinking: options.thinking,
         keep_system: true,
+        ..Rules::default()
     };
     let Some(mut sequenced) = turns::sequence_conversation(conv, rules, report, "request") else {
         return Ok(());

@@ -101,6 +101,7 @@ pub fn write(
     let rules = Rules {
         thinking: options.thinking,
         keep_system: false,
+        ..Rules::default()
     };
     let Some(mut sequenced) = turns::sequence_conversation(conv, rules, report, "session") else {
         return Ok(());
@@ -132,7 +133,7 @@ pub fn write(
 
 /// The directory the session belongs to, as a real path when it exists
 /// here (Claude Code resolves symbolic links before making the slug).
-fn project_dir(conv: &Conversation, options: &Options) -> Result<String> {
+pub(super) fn project_dir(conv: &Conversation, options: &Options) -> Result<String> {
     let dir = match options.cwd.as_ref().or(conv.meta.cwd.as_ref()) {
         Some(dir) => dir.clone(),
         None => {
@@ -263,7 +264,7 @@ fn write_lines(
 }
 
 /// A timestamp as Claude Code writes them, `YYYY-MM-DDTHH:MM:SS.mmmZ`.
-fn millis(text: &str) -> Option<String> {
+pub(super) fn millis(text: &str) -> Option<String> {
     let t = Timestamp::parse(text).ok()?;
     let seconds = Timestamp { nanos: 0, ..t }.format_seconds()?;
     Some(format!(
@@ -276,7 +277,7 @@ fn millis(text: &str) -> Option<String> {
 /// Writes `bytes` to `path` through a temporary file in the same directory,
 /// so a session is never half written; an existing session is replaced
 /// only with `force` (it may hold turns Claude Code added since).
-fn write_file(dir: &Path, path: &Path, bytes: &[u8], force: bool) -> Result<()> {
+pub(super) fn write_file(dir: &Path, path: &Path, bytes: &[u8], force: bool) -> Result<()> {
     fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
     if !force && path.exists() {
         return Err(Error::data(format!(

@@ -1,18 +1,24 @@
 //! Other agents' formats: the message stream as an Anthropic Messages API
-//! request or a Claude Code session, and Claude Code sessions back into
-//! the message stream.
+//! request, a Claude Code session, a Codex CLI rollout or a Gemini CLI
+//! session, and each of those sessions back into the message stream.
 //!
 //! The converters never look inside decode or encode: `agy-decode --format`
 //! runs the ordinary decoder into an in-process buffer ([`Sink`]) and
 //! converts each finished conversation's message records, and
-//! `agy-encode --format claude-code` turns session lines into message
-//! records for the ordinary encoder ([`claude_code_read`]). Both target
-//! formats share one sequencing pass ([`turns`]), so what the Messages API
-//! would accept is also what Claude Code resumes without repairing it.
+//! `agy-encode --format claude-code|codex|gemini-cli` turns session lines
+//! into message records for the ordinary encoder ([`claude_code_read`],
+//! [`codex_read`], [`gemini_cli_read`]). Every target format shares one
+//! sequencing pass ([`turns`]), so what the Messages API would accept is
+//! also what Claude Code, Codex and Gemini CLI resume without repairing it.
 
 pub mod anthropic;
 pub mod claude_code;
 pub mod claude_code_read;
+pub mod codex;
+pub mod codex_read;
+pub mod gemini_cli;
+pub mod gemini_cli_project;
+pub mod gemini_cli_read;
 pub mod turns;
 
 use std::fmt;
@@ -34,6 +40,10 @@ pub enum Format {
     Anthropic,
     /// Claude Code session JSONL.
     ClaudeCode,
+    /// Codex CLI rollout JSONL.
+    Codex,
+    /// Gemini CLI session JSONL.
+    GeminiCli,
 }
 
 impl Format {
@@ -44,6 +54,8 @@ impl Format {
             "messages" => Format::Messages,
             "anthropic" => Format::Anthropic,
             "claude-code" => Format::ClaudeCode,
+            "codex" => Format::Codex,
+            "gemini-cli" => Format::GeminiCli,
             _ => return Err(Error::usage(format!("unknown format {name:?}"))),
         };
         if !allowed.contains(&format) {
@@ -76,17 +88,20 @@ impl Thinking {
     }
 }
 
-/// Settings of `agy-decode --format anthropic|claude-code`.
+/// Settings of `agy-decode --format anthropic|claude-code|codex|gemini-cli`.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     pub thinking: Thinking,
     /// Say on stderr what was changed or dropped, per conversation.
     pub verbose: bool,
-    /// Claude Code: write `DIR/<slug>/<id>.jsonl` instead of stdout.
+    /// Claude Code: write `DIR/<slug>/<id>.jsonl` instead of stdout;
+    /// Codex: `DIR/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`.
+    /// Gemini CLI: `DIR/tmp/<slug>/chats/session-….jsonl`.
     pub out_dir: Option<PathBuf>,
-    /// Claude Code: the project directory, instead of each conversation's.
+    /// Claude Code, Codex, Gemini CLI: the project directory, instead of
+    /// each conversation's.
     pub cwd: Option<String>,
-    /// Claude Code: replace session files that exist.
+    /// Claude Code, Codex, Gemini CLI: replace session files that exist.
     pub force: bool,
 }
 
@@ -291,6 +306,8 @@ impl Converter {
             Format::Messages => unreachable!("the plain stream is not converted"),
             Format::Anthropic => anthropic::write(&mut conv, &self.options, &mut report, out)?,
             Format::ClaudeCode => claude_code::write(&mut conv, &self.options, &mut report, out)?,
+            Format::Codex => codex::write(&mut conv, &self.options, &mut report, out)?,
+            Format::GeminiCli => gemini_cli::write(&mut conv, &self.options, &mut report, out)?,
         }
         out.end_record()?;
         if self.options.verbose {

@@ -55,8 +55,10 @@ pub mod change {
     pub const IDS: &str = "tool call ids rewritten";
     pub const NAMES: &str = "tool names rewritten";
     pub const INPUTS: &str = "tool inputs that are not objects wrapped";
+    pub const THINKING_APART: &str = "thinking blocks kept for people only";
     pub const OPENING: &str = "opening user turns added";
     pub const TRAILING: &str = "trailing whitespace trimmed from the last turn";
+    pub const THOUGHTS: &str = "thinking blocks kept as thoughts";
 }
 
 /// One API turn. A user turn's content is its `results`, then `blocks`.
@@ -113,12 +115,27 @@ pub struct Sequenced {
     pub tool_names: Vec<String>,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Rules {
     pub thinking: Thinking,
     /// System messages go into [`Sequenced::system`] (else they are
     /// dropped).
     pub keep_system: bool,
+    /// With [`Thinking::Drop`], thinking that is not blank stays in its
+    /// turn as a `{"type": "thinking", "thinking": TEXT}` block, for a
+    /// format that can show it to people without sending it to a model
+    /// (Codex's `agent_reasoning` events).
+    pub thinking_apart: bool,
+    /// A tool input that is a JSON string stays a string (for a format
+    /// with free-form tools, Codex's custom tools) instead of being wrapped
+    /// as `{"arguments": …}`.
+    pub string_inputs: bool,
+    /// Gemini CLI: an assistant's thinking that is not turned into text
+    /// stays a `thinking` block with its signature (the session keeps it as
+    /// thoughts, which the CLI shows but never sends), and tool calls keep
+    /// their `signature`. Gemini may still accept agy's signatures, as
+    /// agy's models are Gemini models; Anthropic never would.
+    pub gemini: bool,
 }
 
 struct Sequencer<'r> {
@@ -212,8 +229,13 @@ impl Sequencer<'_> {
         let mut calls = Vec::new();
         for block in &msg.content {
             match block {
-                Block::Thinking { thinking, .. } => {
-                    if let Some(text) = self.thinking(thinking) {
+                Block::Thinking {
+                    thinking,
+                    signature,
+                } => {
+                    if let Some(kept) = self.thought(thinking, signature.as_deref()) {
+                        blocks.push(kept);
+                    } else if let Some(text) = self.thinking(thinking) {
                         blocks.push(text);
                     }
                 }
@@ -230,12 +252,15 @@ impl Sequencer<'_> {
                 } => {
                     let written = self.call_id(id);
                     let name = self.tool_name(name);
-                    if signature.is_some() {
+                    if signature.is_some() && !self.rules.gemini {
                         self.report.add(change::SIGNATURES_DROPPED, 1);
                     }
                     let input = match input {
                         ToolInput::Object(args) => {
                             Value::Object(args.iter().cloned().collect::<Map<_, _>>())
+                        }
+                        ToolInput::Other(value @ Value::String(_)) if self.rules.string_inputs => {
+                            value.clone()
                         }
                         ToolInput::Other(value) => {
                             self.report.add(change::INPUTS, 1);
@@ -247,12 +272,18 @@ impl Sequencer<'_> {
                     if !self.out.tool_names.contains(&name) {
                         self.out.tool_names.push(name.clone());
                     }
-                    blocks.push(object([
+                    let mut call = object([
                         ("type", "tool_use".into()),
                         ("id", written.clone().into()),
                         ("name", name.into()),
                         ("input", input),
-                    ]));
+                    ]);
+                    if let (true, Some(signature)) = (self.rules.gemini, signature) {
+                        call.as_object_mut()
+                            .expect("an object")
+                            .insert("signature".into(), signature.as_ref().into());
+                    }
+                    blocks.push(call);
                     calls.push((id.to_string(), written));
                 }
                 other => {
@@ -375,10 +406,37 @@ impl Sequencer<'_> {
         }
     }
 
+    /// With [`Rules::gemini`], an assistant's thinking kept as a `thinking`
+    /// block (unless it is to be text); `None` otherwise.
+    fn thought(&mut self, thinking: &str, signature: Option<&str>) -> Option<Value> {
+        if !self.rules.gemini || self.rules.thinking == Thinking::Text {
+            return None;
+        }
+        if thinking.trim().is_empty() && signature.is_none() {
+            return None;
+        }
+        self.report.add(change::THOUGHTS, 1);
+        let mut block = object([("type", "thinking".into()), ("thinking", thinking.into())]);
+        if let Some(signature) = signature {
+            block
+                .as_object_mut()
+                .expect("an object")
+                .insert("signature".into(), signature.into());
+        }
+        Some(block)
+    }
+
     fn thinking(&mut self, thinking: &str) -> Option<Value> {
         if self.rules.thinking == Thinking::Text && !thinking.trim().is_empty() {
             self.report.add(change::THINKING_TEXT, 1);
             return Some(text_block(&format!("<thinking>\n{thinking}\n</thinking>")));
+        }
+        if self.rules.thinking_apart && !thinking.trim().is_empty() {
+            self.report.add(change::THINKING_APART, 1);
+            return Some(object([
+                ("type", "thinking".into()),
+                ("thinking", thinking.into()),
+            ]));
         }
         self.report.add(change::THINKING_DROPPED, 1);
         None
@@ -609,6 +667,7 @@ mod tests {
         Rules {
             thinking: Thinking::Drop,
             keep_system: true,
+            ..Rules::default()
         }
     }
 
@@ -701,6 +760,7 @@ mod tests {
             Rules {
                 thinking: Thinking::Text,
                 keep_system: false,
+                ..Rules::default()
             },
             &mut Report::default(),
         );

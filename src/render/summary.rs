@@ -2,6 +2,7 @@
 //! totals counted over its messages.
 
 use super::stream::{Block, Record, Role, Tokens};
+use crate::stream::message::title_from_text;
 use crate::time::Timestamp;
 
 /// The header of one conversation, filled in as its records are read.
@@ -36,10 +37,6 @@ pub struct Summary {
     /// has none.
     pub first_user_text: Option<String>,
 }
-
-/// How long a title made from the first user text may be, as agy-decode
-/// makes it.
-const TITLE_CHARS: usize = 80;
 
 impl Summary {
     pub fn new(id: &str) -> Summary {
@@ -84,7 +81,7 @@ impl Summary {
                             if self.first_user_text.is_none() && !record.is_implicit() {
                                 let text = text.trim();
                                 if !text.is_empty() {
-                                    self.first_user_text = Some(title_from(text));
+                                    self.first_user_text = Some(title_from_text(text));
                                 }
                             }
                         }
@@ -207,12 +204,6 @@ impl Summary {
 /// `1 tool call`, `2 tool calls`.
 pub fn counted(n: u64, one: &str, many: &str) -> String {
     format!("{} {}", grouped(n), if n == 1 { one } else { many })
-}
-
-/// The first line of `text`, cut to [`TITLE_CHARS`] characters.
-fn title_from(text: &str) -> String {
-    let line = text.lines().next().unwrap_or("").trim();
-    super::calls::cut(line, TITLE_CHARS)
 }
 
 /// `2026-08-10 09:09:39 UTC`: to the second, for people.

@@ -1,25 +1,19 @@
 //! A fake Anthropic Messages API on 127.0.0.1 for the real Claude Code CLI:
 //! it logs every request body and answers with a valid SSE stream, which
 //! is enough for `claude -p … --resume` to send the whole history it
-//! rebuilt. It stops by itself: when dropped, and at the latest after
-//! [`LIFETIME`], and each connection after [`IDLE`] without a request.
+//! rebuilt. The HTTP side is `support::fake_http`, which stops by itself.
 //!
 //! What it answers is scripted by the last user text: `RUN: cmd` calls
 //! Bash with `cmd`; `PAR: a ;; b` answers with thinking, text and two
 //! parallel Bash calls; anything else (and every turn after a result) is
 //! the text "pong".
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-pub const LIFETIME: Duration = Duration::from_secs(900);
-pub const IDLE: Duration = Duration::from_secs(60);
+use crate::support::fake_http::{FakeHttp, Reply};
 
 /// One logged request: Claude Code's session header and the body.
 #[derive(Clone, Debug)]
@@ -30,10 +24,8 @@ pub struct Request {
 }
 
 pub struct FakeApi {
-    pub port: u16,
+    http: FakeHttp,
     requests: Arc<Mutex<Vec<Request>>>,
-    stop: Arc<AtomicBool>,
-    accept: Option<JoinHandle<()>>,
 }
 
 struct Shared {
@@ -43,38 +35,39 @@ struct Shared {
 
 impl FakeApi {
     pub fn start() -> FakeApi {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
-        let port = listener.local_addr().unwrap().port();
-        listener.set_nonblocking(true).unwrap();
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let shared = Arc::new(Shared {
+        let shared = Shared {
             requests: requests.clone(),
             counter: AtomicU64::new(0),
-        });
-        let stopping = stop.clone();
-        let accept = std::thread::spawn(move || {
-            let deadline = Instant::now() + LIFETIME;
-            while !stopping.load(Ordering::Relaxed) && Instant::now() < deadline {
-                match listener.accept() {
-                    Ok((stream, _)) => {
-                        let shared = shared.clone();
-                        std::thread::spawn(move || serve(stream, &shared));
-                    }
-                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
-                }
+        };
+        let http = FakeHttp::start(move |request| {
+            if request.method == "HEAD" {
+                return Reply::new("200 OK", "text/plain", "");
+            }
+            if request.method != "POST" || !request.path.starts_with("/v1/messages") {
+                return Reply::not_found();
+            }
+            let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+            let reply = answer(&body, &shared);
+            let streamed = body.get("stream").and_then(Value::as_bool) == Some(true);
+            shared.requests.lock().unwrap().push(Request {
+                session: request
+                    .header("x-claude-code-session-id")
+                    .map(str::to_string),
+                path: request.path.clone(),
+                body,
+            });
+            if streamed {
+                Reply::new("200 OK", "text/event-stream", sse(&reply))
+            } else {
+                Reply::new("200 OK", "application/json", reply.to_string())
             }
         });
-        FakeApi {
-            port,
-            requests,
-            stop,
-            accept: Some(accept),
-        }
+        FakeApi { http, requests }
     }
 
     pub fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        self.http.base_url()
     }
 
     /// The Messages API requests logged so far for `session`.
@@ -86,84 +79,6 @@ impl FakeApi {
             .filter(|r| r.session.as_deref() == Some(session))
             .cloned()
             .collect()
-    }
-}
-
-impl Drop for FakeApi {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(accept) = self.accept.take() {
-            let _ = accept.join();
-        }
-    }
-}
-
-/// Serves one keep-alive connection until it closes or idles.
-fn serve(stream: TcpStream, shared: &Shared) {
-    stream.set_read_timeout(Some(IDLE)).ok();
-    let mut writer = stream.try_clone().expect("clone a TcpStream");
-    let mut reader = BufReader::new(stream);
-    loop {
-        let mut request_line = String::new();
-        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
-            return;
-        }
-        let mut parts = request_line.split_whitespace();
-        let method = parts.next().unwrap_or("").to_string();
-        let path = parts.next().unwrap_or("").to_string();
-        let mut length = 0usize;
-        let mut session = None;
-        loop {
-            let mut header = String::new();
-            if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                return;
-            }
-            let header = header.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':') {
-                let value = value.trim();
-                match name.to_ascii_lowercase().as_str() {
-                    "content-length" => length = value.parse().unwrap_or(0),
-                    "x-claude-code-session-id" => session = Some(value.to_string()),
-                    _ => {}
-                }
-            }
-        }
-        let mut body = vec![0; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
-        let (status, content_type, reply) = if method == "POST" && path.starts_with("/v1/messages")
-        {
-            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            let reply = answer(&body, shared);
-            let streamed = body.get("stream").and_then(Value::as_bool) == Some(true);
-            shared.requests.lock().unwrap().push(Request {
-                session,
-                path: path.clone(),
-                body,
-            });
-            if streamed {
-                ("200 OK", "text/event-stream", sse(&reply))
-            } else {
-                ("200 OK", "application/json", reply.to_string())
-            }
-        } else if method == "HEAD" {
-            ("200 OK", "text/plain", String::new())
-        } else {
-            ("404 Not Found", "text/plain", String::new())
-        };
-        let head = format!(
-            "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: keep-alive\r\n\r\n",
-            reply.len()
-        );
-        if writer.write_all(head.as_bytes()).is_err()
-            || (method != "HEAD" && writer.write_all(reply.as_bytes()).is_err())
-        {
-            return;
-        }
     }
 }
 

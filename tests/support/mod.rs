@@ -1,10 +1,14 @@
 //! Fixtures for the integration tests, built in code so each one reads as
 //! what it is: a tiny protobuf encoder of our own (independent of the
 //! library's writer, so a bug there cannot hide in both), a builder for agy
-//! conversation databases, and helpers to run the binaries.
+//! conversation databases, and helpers to run the binaries; for the tests
+//! that start real CLIs, a loopback-only network namespace per test
+//! ([`netns`]) and the HTTP server of the fake model APIs ([`fake_http`]).
 #![allow(dead_code)]
 
+pub mod fake_http;
 pub mod index;
+pub mod netns;
 pub mod pb;
 pub mod steps;
 pub mod store;

@@ -278,9 +278,21 @@ and bookkeeping steps before it are kept.
         short: None,
         kind: Kind::Value {
             name: "FORMAT",
-            complete: Complete::Choices(&["messages", "anthropic", "claude-code"]),
+            complete: Complete::Choices(&[
+                "messages",
+                "anthropic",
+                "claude-code",
+                "codex",
+                "gemini-cli",
+            ]),
             update: |args, value| {
-                let offered = [Format::Messages, Format::Anthropic, Format::ClaudeCode];
+                let offered = [
+                    Format::Messages,
+                    Format::Anthropic,
+                    Format::ClaudeCode,
+                    Format::Codex,
+                    Format::GeminiCli,
+                ];
                 args.format = Format::parse(&value.string()?, &offered)?;
                 Ok(())
             },
@@ -288,13 +300,18 @@ and bookkeeping steps before it are kept.
         docs: &[Doc {
             bins: &[Bin::Decode],
             help: "messages (the default), anthropic (one Messages API request per \
-                   conversation) or claude-code (Claude Code session lines)",
+                   conversation), claude-code (Claude Code session lines), codex (Codex \
+                   CLI rollout lines) or gemini-cli (Gemini CLI session lines)",
             man: r#".B messages
 (the default) writes the message stream below.
 .B anthropic
-writes one Messages API request per conversation, and
+writes one Messages API request per conversation,
 .B claude\-code
-a Claude Code session; see
+a Claude Code session,
+.B codex
+a Codex CLI session (rollout), and
+.B gemini\-cli
+a Gemini CLI session; see
 .BR "OTHER FORMATS" .
 "#,
         }],
@@ -304,25 +321,39 @@ a Claude Code session; see
         short: None,
         kind: Kind::Value {
             name: "FORMAT",
-            complete: Complete::Choices(&["messages", "claude-code"]),
+            complete: Complete::Choices(&["messages", "claude-code", "codex", "gemini-cli"]),
             update: |args, value| {
-                let offered = [Format::Messages, Format::ClaudeCode];
+                let offered = [
+                    Format::Messages,
+                    Format::ClaudeCode,
+                    Format::Codex,
+                    Format::GeminiCli,
+                ];
                 args.format = Format::parse(&value.string()?, &offered)?;
                 Ok(())
             },
         },
         docs: &[Doc {
             bins: &[Bin::Encode],
-            help: "what FILE holds: messages (the default) or claude-code (Claude Code \
-                   session files, one session each)",
+            help: "what FILE holds: messages (the default), claude-code (Claude Code \
+                   session files), codex (Codex CLI rollout files) or gemini-cli (Gemini CLI \
+                   session files), one session each",
             man: r#"What each
 .I FILE
 holds:
 .B messages
-(the default), or
+(the default),
 .B claude\-code
-for Claude Code session files, one session each (see
-.BR "CLAUDE CODE SESSIONS" ).
+for Claude Code session files (see
+.BR "CLAUDE CODE SESSIONS" ),
+.B codex
+for Codex CLI rollout files (see
+.BR "CODEX SESSIONS" ),
+or
+.B gemini\-cli
+for Gemini CLI session files (see
+.BR "GEMINI CLI SESSIONS" ),
+one session each.
 "#,
         }],
     },
@@ -406,13 +437,23 @@ creating it if needed.
         },
         docs: &[Doc {
             bins: &[Bin::Decode],
-            help: "anthropic, claude-code: drop thinking (the default) or turn it into text",
+            help: "anthropic, claude-code, codex, gemini-cli: drop thinking (the default; \
+                   codex keeps it for people as events, gemini-cli as thoughts, neither \
+                   sent) or turn it into text",
             man: r#"With
-.B anthropic
+.BR anthropic ,
+.BR claude\-code ,
+.B codex
 and
-.BR claude\-code :
+.BR gemini\-cli :
 .B drop
-(the default) leaves thinking out;
+(the default) leaves thinking out of what the model is sent (with
+.BR codex ,
+it is kept for people as
+.B agent_reasoning
+events;
+.B gemini\-cli
+keeps it as the session's thoughts, which Gemini CLI shows but never sends);
 .B text
 turns each thinking block into a text block
 .BI <thinking> TEXT </thinking>
@@ -434,7 +475,10 @@ at its place.
         docs: &[Doc {
             bins: &[Bin::Decode],
             help: "claude-code: write DIR/<slug>/<id>.jsonl per conversation (DIR \
-                   ~/.claude/projects makes it resumable) and print each path",
+                   ~/.claude/projects makes it resumable); codex: write \
+                   DIR/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl (DIR ~/.codex); \
+                   gemini-cli: DIR/tmp/<slug>/chats/session-<time>-<id>.jsonl and the \
+                   project's entry (DIR ~/.gemini); print each path",
             man: r#"With
 .BR claude\-code :
 write each conversation to
@@ -443,6 +487,29 @@ instead of standard output, and print the path of each file written.
 .B \-\-out\-dir ~/.claude/projects
 makes a conversation resumable with
 .BI "claude \-\-resume " ID
+from its directory.
+With
+.BR codex :
+write each conversation to
+.IB DIR /sessions/ YYYY / MM / DD /rollout\- TIME \- ID .jsonl
+(dated by its start, in UTC) and print each path;
+.B \-\-out\-dir ~/.codex
+(Codex's
+.BR CODEX_HOME )
+makes it resumable with
+.BI "codex resume " ID\fR.
+With
+.BR gemini\-cli :
+write each conversation to
+.IB DIR /tmp/ SLUG /chats/session\- TIME \- ID8 .jsonl,
+registering its project in
+.IB DIR /projects.json
+(other entries are kept) with its
+.B .project_root
+markers, and print the path of each file written.
+.B \-\-out\-dir ~/.gemini
+makes a conversation resumable with
+.BI "gemini \-\-resume " ID
 from its directory.
 "#,
         }],
@@ -460,13 +527,16 @@ from its directory.
         },
         docs: &[Doc {
             bins: &[Bin::Decode],
-            help: "claude-code: the project directory of every session, instead of each \
-                   conversation's own",
+            help: "claude-code, codex, gemini-cli: the project directory of every session, \
+                   instead of each conversation's own",
             man: r#"With
-.BR claude\-code :
+.BR claude\-code ,
+.B codex
+and
+.BR gemini\-cli :
 the project directory of every session (its
-.B cwd
-and its slug), instead of each conversation's own.
+.BR cwd ,
+and Claude Code's slug), instead of each conversation's own.
 "#,
         }],
     },
@@ -479,12 +549,17 @@ and its slug), instead of each conversation's own.
         docs: &[
             Doc {
                 bins: &[Bin::Decode],
-                help: "claude-code: replace session files that exist",
+                help: "claude-code, codex, gemini-cli: replace session files that exist",
                 man: r#"With
-.BR "claude\-code \-\-out\-dir" :
+.B \-\-out\-dir
+and
+.BR claude\-code ,
+.B codex
+or
+.BR gemini\-cli :
 replace session files that exist.
-Without it an existing file is an error and is left as it was: Claude Code
-appends to a session it resumes.
+Without it an existing file is an error and is left as it was: Claude Code,
+Codex and Gemini CLI append to a session they resume.
 "#,
             },
             Doc {
@@ -541,20 +616,26 @@ See
         docs: &[
             Doc {
                 bins: &[Bin::Decode],
-                help: "anthropic, claude-code: say on stderr what was changed or dropped",
+                help: "anthropic, claude-code, codex, gemini-cli: say on stderr what was \
+                       changed or dropped",
                 man: r#"With
-.B anthropic
+.BR anthropic ,
+.BR claude\-code ,
+.B codex
 and
-.BR claude\-code :
+.BR gemini\-cli :
 say on standard error, per conversation and in total, what was changed or
 dropped, with counts.
 "#,
             },
             Doc {
                 bins: &[Bin::Encode],
-                help: "claude-code: say on stderr what was left out",
+                help: "claude-code, codex, gemini-cli: say on stderr what was left out",
                 man: r#"With
-.BR claude\-code :
+.BR claude\-code ,
+.B codex
+and
+.BR gemini\-cli :
 say on standard error, per session, what was left out, with counts.
 "#,
             },

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::stream::json;
 
 use super::content::{ResultContent, ToolInput};
+#[cfg(doc)]
+use super::Message;
 use super::{is_false, write_serde};
 
 /// `{"type":"base64","media_type":…,"data":…}`, or

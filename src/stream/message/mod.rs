@@ -153,6 +153,20 @@ fn write_serde(out: &mut Vec<u8>, value: &impl Serialize) {
     serde_json::to_writer(&mut *out, value).expect("serializing to a Vec cannot fail");
 }
 
+/// Titles made from the first user text are cut to this many characters.
+pub const TITLE_CHARS: usize = 80;
+
+/// The title of a conversation that has none of its own: the first line of
+/// its first user text, trimmed, cut to [`TITLE_CHARS`] characters. One
+/// rule for agy-decode's meta record, agy-encode's trajectory summary and
+/// agy-render's header, so a conversation is called the same everywhere; a
+/// title is one line, because lists (agy's `/resume` picker, an index page)
+/// show it as one.
+pub fn title_from_text(text: &str) -> String {
+    let line = text.trim().lines().next().unwrap_or("").trim();
+    line.chars().take(TITLE_CHARS).collect()
+}
+
 /// The `meta` record as written, once per conversation after its last
 /// message.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -225,6 +239,18 @@ pub struct InputRecord<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_title_is_the_first_line_cut_by_characters() {
+        let text = "ü".repeat(100);
+        assert_eq!(title_from_text(&text).chars().count(), TITLE_CHARS);
+        assert_eq!(title_from_text("  short \n"), "short");
+        assert_eq!(
+            title_from_text("\n\n  Fix the parser \nthen the tests"),
+            "Fix the parser"
+        );
+        assert_eq!(title_from_text(" \n "), "");
+    }
 
     #[test]
     fn hand_written_json_is_what_serde_writes() {

@@ -1,0 +1,420 @@
+//! Reading the row stream: a line parsed ([`Record::parse`]) into a
+//! [`Record`], a row's values kept as [`JsonCell`]s, borrowed from the line
+//! where they can be, until the column's affinity says what each one is.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+
+use crate::error::{Error, Result};
+
+use super::blob_hex::decode_hex;
+#[cfg(doc)]
+use super::FILE_PART;
+use super::{Cell, FileDir};
+
+/// A value as read from the stream, before the column's affinity says what a
+/// plain string means.
+#[derive(Clone, Debug, PartialEq)]
+pub enum JsonCell<'a> {
+    Null,
+    Integer(i64),
+    Real(f64),
+    /// A plain string: hex in a BLOB-affinity column, text elsewhere.
+    Plain(Cow<'a, str>),
+    /// `{"text":…}`
+    Text(Cow<'a, str>),
+    /// `{"blob":…}` (hex)
+    Blob(Cow<'a, str>),
+    /// `{"text_hex":…}`
+    TextHex(Cow<'a, str>),
+}
+
+impl JsonCell<'static> {
+    /// The stream form of an SQLite value in a column of the given
+    /// affinity: what [`write_cell`] writes, as a value.
+    pub fn from_cell(cell: &Cell<'_>, blob_column: bool) -> JsonCell<'static> {
+        match cell {
+            Cell::Null => JsonCell::Null,
+            Cell::Integer(v) => JsonCell::Integer(*v),
+            Cell::Real(v) => JsonCell::Real(*v),
+            Cell::Text(bytes) => match std::str::from_utf8(bytes) {
+                Ok(text) if !blob_column => JsonCell::Plain(Cow::Owned(text.to_owned())),
+                Ok(text) => JsonCell::Text(Cow::Owned(text.to_owned())),
+                Err(_) => JsonCell::TextHex(Cow::Owned(hex::encode(bytes))),
+            },
+            Cell::Blob(bytes) if blob_column => JsonCell::Plain(Cow::Owned(hex::encode(bytes))),
+            Cell::Blob(bytes) => JsonCell::Blob(Cow::Owned(hex::encode(bytes))),
+        }
+    }
+}
+
+impl<'a> JsonCell<'a> {
+    /// This value with its own copy of any text it borrows.
+    pub fn into_owned(self) -> JsonCell<'static> {
+        let own = |s: Cow<'a, str>| Cow::Owned(s.into_owned());
+        match self {
+            JsonCell::Null => JsonCell::Null,
+            JsonCell::Integer(v) => JsonCell::Integer(v),
+            JsonCell::Real(v) => JsonCell::Real(v),
+            JsonCell::Plain(s) => JsonCell::Plain(own(s)),
+            JsonCell::Text(s) => JsonCell::Text(own(s)),
+            JsonCell::Blob(s) => JsonCell::Blob(own(s)),
+            JsonCell::TextHex(s) => JsonCell::TextHex(own(s)),
+        }
+    }
+
+    /// The SQLite value this stands for in a column of the given affinity.
+    pub fn to_cell(&self, blob_column: bool) -> Result<Cell<'a>> {
+        Ok(match self {
+            JsonCell::Null => Cell::Null,
+            JsonCell::Integer(v) => Cell::Integer(*v),
+            JsonCell::Real(v) => Cell::Real(*v),
+            JsonCell::Plain(s) if blob_column => Cell::Blob(Cow::Owned(decode_hex(s)?)),
+            JsonCell::Plain(s) | JsonCell::Text(s) => Cell::Text(match s {
+                Cow::Borrowed(b) => Cow::Borrowed(b.as_bytes()),
+                Cow::Owned(o) => Cow::Owned(o.clone().into_bytes()),
+            }),
+            JsonCell::Blob(h) => Cell::Blob(Cow::Owned(decode_hex(h)?)),
+            JsonCell::TextHex(h) => Cell::Text(Cow::Owned(decode_hex(h)?)),
+        })
+    }
+
+    /// The bytes of a blob column's value (plain hex or `{"blob":…}`);
+    /// `None` for NULL and for values that are not blobs.
+    pub fn blob_bytes(&self) -> Result<Option<Vec<u8>>> {
+        match self {
+            JsonCell::Plain(h) | JsonCell::Blob(h) => decode_hex(h).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            JsonCell::Integer(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// A text value as a string (plain or wrapped).
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            JsonCell::Plain(s) | JsonCell::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for JsonCell<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct CellVisitor;
+        impl<'de> Visitor<'de> for CellVisitor {
+            type Value = JsonCell<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("null, an integer, a real, a string or a one-key wrapped value")
+            }
+            fn visit_unit<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
+                Ok(JsonCell::Null)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Self::Value, E> {
+                Ok(JsonCell::Integer(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Self::Value, E> {
+                i64::try_from(v)
+                    .map(JsonCell::Integer)
+                    .map_err(|_| E::custom(format!("integer {v} does not fit SQLite's 64 bits")))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Self::Value, E> {
+                Ok(JsonCell::Real(v))
+            }
+            fn visit_borrowed_str<E: de::Error>(
+                self,
+                v: &'de str,
+            ) -> std::result::Result<Self::Value, E> {
+                Ok(JsonCell::Plain(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
+                Ok(JsonCell::Plain(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> std::result::Result<Self::Value, E> {
+                Ok(JsonCell::Plain(Cow::Owned(v)))
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let Some(BorrowedStr(key)) = map.next_key::<BorrowedStr<'de>>()? else {
+                    return Err(de::Error::custom("empty object is not a value"));
+                };
+                let value: Cow<'de, str> = map.next_value::<BorrowedStr<'de>>()?.0;
+                let cell = match &*key {
+                    "text" => JsonCell::Text(value),
+                    "blob" => JsonCell::Blob(value),
+                    "text_hex" => JsonCell::TextHex(value),
+                    "real" => match &*value {
+                        "inf" => JsonCell::Real(f64::INFINITY),
+                        "-inf" => JsonCell::Real(f64::NEG_INFINITY),
+                        other => {
+                            return Err(de::Error::custom(format!(
+                                "wrapped real must be \"inf\" or \"-inf\", not {other:?}"
+                            )))
+                        }
+                    },
+                    other => {
+                        return Err(de::Error::custom(format!(
+                        "unknown wrapped value {other:?} (expected text, blob, text_hex or real)"
+                    )))
+                    }
+                };
+                if map.next_key::<de::IgnoredAny>()?.is_some() {
+                    return Err(de::Error::custom("a wrapped value has exactly one key"));
+                }
+                Ok(cell)
+            }
+        }
+        d.deserialize_any(CellVisitor)
+    }
+}
+
+/// A string that borrows from the input when it has no escapes. (serde's
+/// own `Cow<str>` always copies.)
+struct BorrowedStr<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for BorrowedStr<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct StrVisitor;
+        impl<'de> Visitor<'de> for StrVisitor {
+            type Value = BorrowedStr<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(
+                self,
+                v: &'de str,
+            ) -> std::result::Result<Self::Value, E> {
+                Ok(BorrowedStr(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
+                Ok(BorrowedStr(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(StrVisitor)
+    }
+}
+
+/// The columns of a row record, in the order they were written.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RowCells<'a>(pub Vec<(Cow<'a, str>, JsonCell<'a>)>);
+
+impl<'a> RowCells<'a> {
+    pub fn get(&self, column: &str) -> Option<&JsonCell<'a>> {
+        self.0
+            .iter()
+            .find(|(name, _)| name == column)
+            .map(|(_, v)| v)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RowCells<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct RowVisitor;
+        impl<'de> Visitor<'de> for RowVisitor {
+            type Value = RowCells<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object of column -> value")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let mut cells = Vec::new();
+                while let Some(key) = map.next_key::<BorrowedStr<'de>>()? {
+                    let value = map.next_value::<JsonCell<'de>>()?;
+                    if cells.iter().any(|(k, _): &(Cow<'de, str>, _)| *k == key.0) {
+                        return Err(de::Error::custom(format!(
+                            "column {:?} appears twice",
+                            key.0
+                        )));
+                    }
+                    cells.push((key.0, value));
+                }
+                Ok(RowCells(cells))
+            }
+        }
+        d.deserialize_map(RowVisitor)
+    }
+}
+
+/// The raw shape of any record line; [`Record::parse`] checks it.
+#[derive(serde::Deserialize)]
+struct RawRecord<'a> {
+    #[serde(borrow)]
+    conversation: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    kind: Option<Cow<'a, str>>,
+    user_version: Option<i64>,
+    #[serde(borrow, rename = "type")]
+    object_type: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    sql: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    table: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    row: Option<RowCells<'a>>,
+    #[serde(borrow)]
+    dir: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    path: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    hex: Option<Cow<'a, str>>,
+    append: Option<bool>,
+}
+
+/// The content of a `file` record.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FileContent<'a> {
+    Text(Cow<'a, str>),
+    Hex(Cow<'a, str>),
+}
+
+impl FileContent<'_> {
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        match self {
+            FileContent::Text(t) => Ok(t.as_bytes().to_vec()),
+            FileContent::Hex(h) => decode_hex(h),
+        }
+    }
+}
+
+/// One record of the row stream.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Record<'a> {
+    Db {
+        conversation: Cow<'a, str>,
+        user_version: i64,
+    },
+    Schema {
+        conversation: Cow<'a, str>,
+        object_type: Cow<'a, str>,
+        name: Cow<'a, str>,
+        sql: Cow<'a, str>,
+    },
+    Row {
+        conversation: Cow<'a, str>,
+        table: Cow<'a, str>,
+        row: RowCells<'a>,
+    },
+    /// The conversation's row of the data root's index (see the module
+    /// documentation).
+    Index {
+        conversation: Cow<'a, str>,
+        /// The index database's `PRAGMA user_version`.
+        user_version: i64,
+        row: RowCells<'a>,
+    },
+    File {
+        conversation: Cow<'a, str>,
+        dir: FileDir,
+        path: Cow<'a, str>,
+        /// Continues the file an earlier record of this conversation
+        /// started (see [`FILE_PART`]).
+        append: bool,
+        content: FileContent<'a>,
+    },
+}
+
+fn required<'a>(field: Option<Cow<'a, str>>, kind: &str, key: &str) -> Result<Cow<'a, str>> {
+    field.ok_or_else(|| Error::data(format!("{kind} record has no \"{key}\"")))
+}
+
+impl<'a> Record<'a> {
+    /// Parses one line (without its newline). The error says what is wrong;
+    /// the caller adds the file and line.
+    pub fn parse(line: &'a [u8]) -> Result<Record<'a>> {
+        let raw: RawRecord<'a> =
+            serde_json::from_slice(line).map_err(|e| Error::data(format!("bad JSON: {e}")))?;
+        let conversation = raw
+            .conversation
+            .ok_or_else(|| Error::data("record has no \"conversation\""))?;
+        let kind = raw
+            .kind
+            .ok_or_else(|| Error::data("record has no \"kind\""))?;
+        Ok(match &*kind {
+            "db" => Record::Db {
+                conversation,
+                user_version: raw
+                    .user_version
+                    .ok_or_else(|| Error::data("db record has no integer \"user_version\""))?,
+            },
+            "schema" => Record::Schema {
+                conversation,
+                object_type: required(raw.object_type, "schema", "type")?,
+                name: required(raw.name, "schema", "name")?,
+                sql: required(raw.sql, "schema", "sql")?,
+            },
+            "row" => Record::Row {
+                conversation,
+                table: required(raw.table, "row", "table")?,
+                row: raw
+                    .row
+                    .ok_or_else(|| Error::data("row record has no \"row\" object"))?,
+            },
+            "index" => Record::Index {
+                conversation,
+                user_version: raw
+                    .user_version
+                    .ok_or_else(|| Error::data("index record has no integer \"user_version\""))?,
+                row: raw
+                    .row
+                    .ok_or_else(|| Error::data("index record has no \"row\" object"))?,
+            },
+            "file" => {
+                let content = match (raw.text, raw.hex) {
+                    (Some(t), None) => FileContent::Text(t),
+                    (None, Some(h)) => FileContent::Hex(h),
+                    _ => {
+                        return Err(Error::data(
+                            "file record needs exactly one of \"text\" and \"hex\"",
+                        ))
+                    }
+                };
+                let dir = match raw.dir.as_deref() {
+                    None | Some("brain") => FileDir::Brain,
+                    Some("conversations") => FileDir::Conversations,
+                    Some(other) => {
+                        return Err(Error::data(format!(
+                            "file record's dir {other:?} is neither brain nor conversations"
+                        )))
+                    }
+                };
+                Record::File {
+                    conversation,
+                    dir,
+                    path: required(raw.path, "file", "path")?,
+                    append: raw.append.unwrap_or(false),
+                    content,
+                }
+            }
+            other => {
+                return Err(Error::data(format!(
+                    "unknown record kind {other:?} (expected db, schema, row, index or file)"
+                )))
+            }
+        })
+    }
+
+    pub fn conversation(&self) -> &str {
+        match self {
+            Record::Db { conversation, .. }
+            | Record::Schema { conversation, .. }
+            | Record::Row { conversation, .. }
+            | Record::Index { conversation, .. }
+            | Record::File { conversation, .. } => conversation,
+        }
+    }
+}
