@@ -429,3 +429,73 @@ fn reindex_creates_the_index_of_a_root_that_has_none() {
     let stream = dump_of(&[root.to_str().unwrap()]);
     assert_eq!(index_records(&stream)[0]["row"]["preview"], "Hello");
 }
+
+#[test]
+fn an_unreadable_index_is_named_and_the_conversations_still_dumped() {
+    let s = Scratch::new("index-bad");
+    let root = s.join("root");
+    root_with(&root, None);
+    std::fs::write(
+        idx::path(&root),
+        b"this is not an SQLite database at all, just text",
+    )
+    .unwrap();
+    let out = run("agy-dump", &[root.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("conversation_summaries.db"), "{err}");
+    let records = json_lines(&out.stdout);
+    assert_eq!(records.iter().filter(|r| r["kind"] == "db").count(), 2);
+    assert!(index_records(&out.stdout).is_empty());
+    // agy-pack will not write into it either, and says so.
+    let a_db = root.join("conversations").join(format!("{A}.db"));
+    let stream = run("agy-dump", &[a_db.to_str().unwrap()], b"").stdout;
+    let fixed = String::from_utf8(stream).unwrap();
+    let with_row = fixed.replace(
+        &format!("{{\"conversation\":\"{A}\",\"kind\":\"file\""),
+        &format!(
+            "{{\"conversation\":\"{A}\",\"kind\":\"index\",\"user_version\":0,\"row\":{{\"conversation_id\":\"{A}\",\"title\":\"t\",\"last_modified_time\":\"x\",\"workspace_uris\":\"[]\",\"last_user_input_time\":\"x\"}}}}\n{{\"conversation\":\"{A}\",\"kind\":\"file\""
+        ),
+    );
+    assert_ne!(with_row, fixed);
+    let dst = s.join("dst");
+    std::fs::create_dir_all(&dst).unwrap();
+    std::fs::copy(idx::path(&root), idx::path(&dst)).unwrap();
+    let out = pack(&dst, &[], with_row.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("conversation_summaries.db") && err.contains(A),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(idx::path(&dst)).unwrap(),
+        std::fs::read(idx::path(&root)).unwrap()
+    );
+}
+
+#[test]
+fn reindex_names_a_database_it_cannot_read_and_indexes_the_rest() {
+    let s = Scratch::new("reindex-bad");
+    let root = s.join("root");
+    root_with(&root, None);
+    let b_db = root.join("conversations").join(format!("{B}.db"));
+    let bytes = std::fs::read(&b_db).unwrap();
+    std::fs::write(&b_db, &bytes[..bytes.len() / 2 + 100]).unwrap();
+    let out = run(
+        "agy-pack",
+        &["--reindex", "--root", root.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(&format!("{B}.db")),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("added {A}\n")
+    );
+    assert!(idx::row(&root, A).is_some() && idx::row(&root, B).is_none());
+}

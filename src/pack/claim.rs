@@ -336,6 +336,7 @@ pub(super) enum Leftover {
 pub(super) fn recover(names: &Names, claim: &Claim) -> Result<Leftover> {
     if exists(&names.db_ready)? {
         install(names, claim, &mut |_| {})?;
+        super::index::finish(&names.index_stash())?;
         return Ok(Leftover::Finished);
     }
     if exists(&names.index_tmp)? && !exists(&names.db_tmp)? {
@@ -353,7 +354,7 @@ pub(super) fn recover(names: &Names, claim: &Claim) -> Result<Leftover> {
 }
 
 /// Puts a conversation whose `.ready` database exists in place of the old
-/// one. Each step looks at what is there, so running this again after a
+/// one (its index row is written after, by `index::finish`). Each step looks at what is there, so running this again after a
 /// kill at any point finishes the job. `step` is called after each step by
 /// name (see [`super::kill_point`]).
 ///
@@ -393,8 +394,7 @@ pub(super) fn install(names: &Names, _claim: &Claim, step: &mut dyn FnMut(&str))
     }
     remove_dir(&names.brain_old)?;
     step("old");
-    super::index::finish(&names.index_stash())
-        .map_err(|e| e.context("the conversation is in place, its index row is not yet"))
+    Ok(())
 }
 
 /// Whether anything, a symbolic link included, is at `path`.

@@ -79,6 +79,8 @@ struct Pending {
     /// Past the point of no return: the temporaries are the new
     /// conversation now, to be finished, never removed.
     installing: bool,
+    /// In place; only its index row may be left to write.
+    placed: bool,
 }
 
 /// Packs a stream of records, one conversation at a time.
@@ -198,6 +200,10 @@ impl Packer {
         self.ended.insert(pending.id.clone());
         match self.commit(&mut pending) {
             Ok(path) => Ok(Some(path)),
+            Err(e) if pending.placed => Err(Error::data(format!(
+                "{e} (conversation {:?} is written, its index row is not: it waits in conversations/.{}.index.agy-pack.tmp for the next agy-pack run into this root)",
+                pending.id, pending.id
+            ))),
             Err(e) if pending.installing => Err(Error::data(format!(
                 "{e} (conversation {:?} is half replaced: the next agy-pack run into this root finishes it)",
                 pending.id
@@ -270,6 +276,7 @@ impl Packer {
             files: HashSet::new(),
             saw_schema: false,
             installing: false,
+            placed: false,
         };
         let opened = open_new_database(&pending.names.db_tmp).and_then(|conn| {
             let logs = pending.names.brain_tmp.join(LOGS);
@@ -409,6 +416,8 @@ impl Packer {
         claim::sync(names.db_ready.parent().expect("a file in conversations/"))?;
         kill_point("ready");
         claim::install(&names, &pending.claim, &mut kill_point)?;
+        pending.placed = true;
+        index::finish(&names.index_stash())?;
         Ok(names.db)
     }
 }
