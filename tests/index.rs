@@ -499,3 +499,22 @@ fn reindex_names_a_database_it_cannot_read_and_indexes_the_rest() {
     );
     assert!(idx::row(&root, A).is_some() && idx::row(&root, B).is_none());
 }
+
+#[test]
+fn an_index_database_without_its_table_gets_it_with_the_row() {
+    let s = Scratch::new("index-no-table");
+    let src = s.join("src");
+    root_with(&src, Some(Shape::V3));
+    let stream = dump_of(&[src.to_str().unwrap()]);
+    // agy created the file and not yet the table (it does both lazily).
+    let dst = s.join("dst");
+    std::fs::create_dir_all(&dst).unwrap();
+    let conn = Connection::open(idx::path(&dst)).unwrap();
+    conn.execute_batch("CREATE TABLE other (x); PRAGMA user_version = 3")
+        .unwrap();
+    drop(conn);
+    let out = pack(&dst, &[], &stream);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(idx::rows(&dst), idx::rows(&src));
+    assert!(dump_of(&[dst.to_str().unwrap()]) == stream);
+}

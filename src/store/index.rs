@@ -412,10 +412,10 @@ pub fn apply(root: &Path, changes: &[(String, Change)], busy: Duration) -> Resul
     let path = path(root);
     let fail = |e: Error| e.context(path.display());
     if !index_exists(&path)? {
-        let Some(shape) = first_new_row(changes) else {
+        if first_new_row(changes).is_none() {
             return Ok(vec![Applied::Unchanged; changes.len()]);
-        };
-        if let Some(applied) = create(root, &shape, changes, busy).map_err(fail)? {
+        }
+        if let Some(applied) = create(root, changes, busy).map_err(fail)? {
             return Ok(applied);
         }
     }
@@ -459,7 +459,6 @@ static TEMP_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64
 /// (the caller then writes into that one).
 fn create(
     root: &Path,
-    shape: &IndexRow,
     changes: &[(String, Change)],
     busy: Duration,
 ) -> Result<Option<Vec<Applied>>> {
@@ -471,19 +470,6 @@ fn create(
     let result = (|| -> Result<Option<Vec<Applied>>> {
         let conn = Connection::open(&tmp)?;
         conn.busy_timeout(busy)?;
-        conn.execute_batch("BEGIN")?;
-        for sql in DDL {
-            conn.execute_batch(sql)?;
-        }
-        for (name, definition) in LATER_COLUMNS {
-            if shape.get(name).is_some() {
-                conn.execute_batch(&format!(
-                    "ALTER TABLE {TABLE} ADD COLUMN {name} {definition}"
-                ))?;
-            }
-        }
-        conn.pragma_update(None, "user_version", shape.user_version)?;
-        conn.execute_batch("COMMIT")?;
         let applied = write_rows(&conn, changes)?;
         conn.close().map_err(|(_, e)| Error::from(e))?;
         std::fs::File::open(&tmp)
@@ -502,15 +488,37 @@ fn create(
     result
 }
 
-/// Writes the rows `changes` want, in one immediate transaction.
-fn write_rows(conn: &Connection, changes: &[(String, Change)]) -> Result<Vec<Applied>> {
-    let columns = sqlite::table_columns(conn, TABLE)?;
-    if columns.is_empty() {
-        return Err(Error::data(format!("no table {TABLE}")));
+/// agy 1.1.16's table and indexes, the later columns `shape` has, and
+/// its `user_version`, inside the caller's transaction.
+fn create_schema(conn: &Connection, shape: &IndexRow) -> Result<()> {
+    for sql in DDL {
+        conn.execute_batch(sql)?;
     }
-    let user_version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    for (name, definition) in LATER_COLUMNS {
+        if shape.get(name).is_some() {
+            conn.execute_batch(&format!(
+                "ALTER TABLE {TABLE} ADD COLUMN {name} {definition}"
+            ))?;
+        }
+    }
+    conn.pragma_update(None, "user_version", shape.user_version)?;
+    Ok(())
+}
+
+/// Writes the rows `changes` want, in one immediate transaction. An index
+/// database without the table (agy creates both lazily) gets it first,
+/// in the same transaction, when a row is to be written.
+fn write_rows(conn: &Connection, changes: &[(String, Change)]) -> Result<Vec<Applied>> {
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let result = (|| -> Result<Vec<Applied>> {
+        if sqlite::table_columns(conn, TABLE)?.is_empty() {
+            match first_new_row(changes) {
+                Some(shape) => create_schema(conn, &shape)?,
+                None => return Ok(vec![Applied::Unchanged; changes.len()]),
+            }
+        }
+        let columns = sqlite::table_columns(conn, TABLE)?;
+        let user_version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         let mut applied = Vec::with_capacity(changes.len());
         for (id, change) in changes {
             let old = read_row(conn, &columns, user_version, id)?;
