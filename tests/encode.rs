@@ -515,3 +515,89 @@ fn tool_inputs_that_are_strings_round_trip() {
         assert_same_lines(&decode(&encode(args, &stream)), &stream);
     }
 }
+
+/// A key the message stream does not define changes nothing, so agy-encode
+/// says so: once per key and conversation, naming the line, and the rows
+/// are those of the stream without it. The same with `--onto`.
+#[test]
+fn keys_nothing_reads_are_warned_about_once_per_conversation() {
+    let plain = stream();
+    // `.text` set on the thinking block (idx 15), twice in conv-1 (the
+    // second time on a copy of the line), and a record key on conv-2.
+    let thinking = STREAM
+        .iter()
+        .position(|l| l.contains("\"thinking\":\"\""))
+        .unwrap();
+    let edited_line = STREAM[thinking].replace(
+        r#"{"type":"thinking","thinking":"""#,
+        r#"{"type":"thinking","text":"edited","thinking":"""#,
+    );
+    assert_ne!(edited_line, STREAM[thinking]);
+    let mut lines: Vec<String> = STREAM.iter().map(|l| l.to_string()).collect();
+    lines[thinking] = edited_line.clone();
+    let conv2 = lines
+        .iter()
+        .position(|l| l.contains(r#""conversation":"conv-2""#))
+        .unwrap();
+    lines[conv2] =
+        lines[conv2].replacen(r#""role":"user","#, r#""role":"user","colour":"red","#, 1);
+    let edited = lines.join("\n") + "\n";
+
+    let out = run("agy-encode", &[], edited.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let warnings = stderr(&out);
+    let want = [
+        format!(
+            "agy-encode: warning: stdin:{}: conversation \"conv-1\": key \"text\" of a thinking block is not part of the message stream; ignored",
+            thinking + 1
+        ),
+        format!(
+            "agy-encode: warning: stdin:{}: conversation \"conv-2\": key \"colour\" of a message record is not part of the message stream; ignored",
+            conv2 + 1
+        ),
+    ];
+    assert_eq!(warnings.lines().collect::<Vec<_>>(), want, "{warnings}");
+    assert_eq!(out.stdout, run_ok("agy-encode", &[], plain.as_bytes()));
+
+    // --onto: the edited stream written back onto the rows of the plain
+    // one, packed and dumped as a user's would be.
+    let scratch = support::Scratch::new("unread-onto");
+    let root = scratch.path.join("root");
+    let root = root.to_str().unwrap();
+    let packed = run_ok("agy-encode", &[], plain.as_bytes());
+    run_ok("agy-pack", &["--root", root], &packed);
+    let rows = scratch.path.join("rows.ndjson");
+    std::fs::write(&rows, run_ok("agy-dump", &[root], b"")).unwrap();
+    let messages = String::from_utf8(run_ok(
+        "agy-decode",
+        &["--all"],
+        &std::fs::read(&rows).unwrap(),
+    ))
+    .unwrap();
+    let edited_messages: String = messages
+        .lines()
+        .map(|l| match l.contains(r#""type":"thinking""#) {
+            true => {
+                l.replacen(
+                    r#"{"type":"thinking","#,
+                    r#"{"type":"thinking","text":"edited","#,
+                    1,
+                ) + "\n"
+            }
+            false => format!("{l}\n"),
+        })
+        .collect();
+    assert_ne!(edited_messages, messages);
+    let out = run(
+        "agy-encode",
+        &["--onto", rows.to_str().unwrap()],
+        edited_messages.as_bytes(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let warnings = stderr(&out);
+    assert_eq!(warnings.lines().count(), 1, "{warnings}");
+    assert!(
+        warnings.contains("conversation \"conv-1\": key \"text\" of a thinking block is not part of the message stream; ignored"),
+        "{warnings}"
+    );
+}

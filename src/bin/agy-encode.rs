@@ -68,6 +68,9 @@ fn run() -> Result<()> {
                 if let Err(err) = merger.line(line, &mut out) {
                     return Err(err.context(lines.place()));
                 }
+                for warning in merger.take_warnings() {
+                    agy_tools::error::warn(NAME, format_args!("{}: {warning}", lines.place()));
+                }
             }
         }
         merger.finish(&mut out)?;
@@ -99,6 +102,9 @@ fn run() -> Result<()> {
                 encode::parse_line(line).and_then(|record| encoder.record(record, &mut out));
             if let Err(err) = result {
                 return Err(err.context(lines.place()));
+            }
+            for warning in encoder.take_warnings() {
+                agy_tools::error::warn(NAME, format_args!("{}: {warning}", lines.place()));
             }
         }
     }

@@ -68,8 +68,45 @@ pub fn parse_line(line: &[u8]) -> Result<InputRecord<'_>> {
 }
 
 /// Turns a message stream into a row stream, one record at a time.
+/// What a stream holds that nothing reads ([`InputRecord::unread`]), said
+/// once per key and conversation: a jq edit that sets a key the stream
+/// does not define (`.text` on a thinking block) changes nothing, and
+/// should not do so in silence.
+#[derive(Debug, Default)]
+pub struct Unread {
+    conversation: String,
+    said: HashSet<String>,
+    warnings: Vec<String>,
+}
+
+impl Unread {
+    /// Notes the unread keys of `record`, a record of `conversation`.
+    pub fn note(&mut self, conversation: &str, record: &InputRecord) {
+        if record.unread.is_empty() {
+            return;
+        }
+        if self.conversation != conversation {
+            self.conversation = conversation.to_string();
+            self.said.clear();
+        }
+        for key in &record.unread {
+            if self.said.insert(key.clone()) {
+                self.warnings.push(format!(
+                    "conversation {conversation:?}: {key} is not part of the message stream; ignored"
+                ));
+            }
+        }
+    }
+
+    /// The warnings noted since the last take.
+    pub fn take(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+}
+
 pub struct Encoder {
     options: Options,
+    unread: Unread,
     current: Option<Conversation>,
     finished: HashSet<String>,
     steps_columns: Vec<Column>,
@@ -80,6 +117,7 @@ impl Encoder {
         let steps_columns = sqlite::agy_columns("steps");
         Encoder {
             options,
+            unread: Unread::default(),
             current: None,
             finished: HashSet::new(),
             steps_columns,
@@ -96,6 +134,7 @@ impl Encoder {
                 ))
             }
         };
+        self.unread.note(&id, &record);
         if self.current.as_ref().map(|c| c.id.as_str()) != Some(id.as_str()) {
             self.finish(out)?;
             if self.finished.contains(&id) {
@@ -120,6 +159,11 @@ impl Encoder {
             ))),
             None => Err(Error::data("record has no \"kind\"")),
         }
+    }
+
+    /// Warnings about keys nothing reads, since the last call.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        self.unread.take()
     }
 
     /// Ends the open conversation, if any: pending calls, the title

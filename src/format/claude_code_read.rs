@@ -39,7 +39,7 @@ use crate::encode::{self, Encoder};
 use crate::error::{Error, Result};
 use crate::stream::io::{Lines, Output};
 use crate::stream::message::{
-    Block, ImageSource, Message, Meta, ResultContent, Role, ToolInput, Usage,
+    self, Block, ImageSource, Message, Meta, ResultContent, Role, ToolInput, Usage,
 };
 
 /// Labels of what reading leaves out.
@@ -506,11 +506,10 @@ fn result_content(content: Option<&Value>) -> ResultContent<'static> {
                 .iter()
                 .all(|b| b.get("type").and_then(Value::as_str) == Some("text")) =>
         {
-            let texts: Vec<&str> = blocks
+            let texts = blocks
                 .iter()
-                .filter_map(|b| b.get("text").and_then(Value::as_str))
-                .collect();
-            ResultContent::Text(Cow::Owned(texts.join("\n")))
+                .filter_map(|b| b.get("text").and_then(Value::as_str));
+            ResultContent::Text(Cow::Owned(message::join_result_texts(texts)))
         }
         Some(other) => ResultContent::from_value(other.clone()),
     }
@@ -536,6 +535,17 @@ fn source(block: &Value) -> Option<ImageSource<'static>> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A result of several text blocks is one text, joined by the message
+    /// stream's rule (nothing between the parts), as agy-encode joins the
+    /// same blocks in a message stream.
+    #[test]
+    fn text_blocks_of_a_result_join_as_the_message_stream_joins_them() {
+        let blocks = json!([{"type": "text", "text": "x\n"}, {"type": "text", "text": "y"}]);
+        let ours = result_content(Some(&blocks));
+        assert_eq!(ours.to_text(), "x\ny");
+        assert_eq!(ours.to_text(), ResultContent::from_value(blocks).to_text());
+    }
 
     fn entries(lines: &[Value]) -> Vec<Entry> {
         lines

@@ -42,7 +42,7 @@ use crate::encode::{self, Encoder};
 use crate::error::{Error, Result};
 use crate::stream::io::{Lines, Output};
 use crate::stream::message::{
-    Block, ImageSource, Message, Meta, ResultContent, Role, ToolInput, Usage,
+    self, Block, ImageSource, Message, Meta, ResultContent, Role, ToolInput, Usage,
 };
 use crate::time::Timestamp;
 
@@ -512,11 +512,11 @@ fn output(output: Option<&Value>) -> (ResultContent<'static>, bool) {
                 )
             }) =>
         {
-            let texts: Vec<&str> = parts
+            let texts = parts
                 .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect();
-            (ResultContent::Text(Cow::Owned(texts.join("\n"))), false)
+                .filter_map(|p| p.get("text").and_then(Value::as_str));
+            let text = message::join_result_texts(texts);
+            (ResultContent::Text(Cow::Owned(text)), false)
         }
         Some(Value::Object(o)) if o.get("content").is_some_and(Value::is_string) => {
             let failed = o.get("success").and_then(Value::as_bool) == Some(false);
@@ -784,7 +784,8 @@ mod tests {
             json!([{"type": "input_text", "text": "a"}, {"type": "input_text", "text": "b"}]);
         assert!(matches!(
             output(Some(&parts)),
-            (ResultContent::Text(t), false) if t == "a\nb"
+            // Joined as the message stream joins a result's text blocks.
+            (ResultContent::Text(t), false) if t == "ab"
         ));
     }
 }

@@ -14,6 +14,9 @@
 //! anything malformed) makes it give up, and the line is read by serde,
 //! whose result or error message then stands. So a line either reads
 //! exactly as serde reads it or goes to serde; a test holds the two to that.
+//! A key that its record or block does not define (see
+//! [`crate::stream::message::RECORD_KEYS`]) is such a thing too: the slow
+//! path lists it in [`InputRecord::unread`], so the fast path never has to.
 
 use std::borrow::Cow;
 
@@ -22,7 +25,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::stream::json;
 use crate::stream::message::{
-    Block, InputRecord, Listing, ListingEntry, ResultContent, Role, LISTING_KEYS,
+    self, Block, InputRecord, Listing, ListingEntry, ResultContent, Role, LISTING_KEYS,
 };
 
 /// Parses one line of the message stream: the fast path, else serde.
@@ -30,7 +33,10 @@ pub fn read_line(line: &[u8]) -> Result<InputRecord<'_>> {
     if let Some(record) = read_fast(line) {
         return Ok(record);
     }
-    serde_json::from_slice(line).map_err(|e| Error::data(format!("bad message record: {e}")))
+    let mut record: InputRecord<'_> = serde_json::from_slice(line)
+        .map_err(|e| Error::data(format!("bad message record: {e}")))?;
+    record.unread = message::unread_keys(line);
+    Ok(record)
 }
 
 /// The fast path alone: `None` when the line is anything but a message
@@ -298,16 +304,6 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Skips the value of a key nothing here reads, after serde has checked
-    /// it: [`Scanner::raw_value`] finds where a value ends, it does not
-    /// check what is inside, and a line serde would refuse must not pass.
-    fn skip_value(&mut self) -> Option<()> {
-        let raw = self.raw_value()?;
-        serde_json::from_str::<serde::de::IgnoredAny>(raw)
-            .ok()
-            .map(drop)
-    }
-
     /// Visits the keys of an object; `field` reads each key's value.
     fn object(
         &mut self,
@@ -362,8 +358,39 @@ impl<'a> Scanner<'a> {
             "name" => set(&mut seen[18], &mut r.name, s.owned_string()),
             "time" => set(&mut seen[19], &mut r.time, s.owned_string()),
             "text" => set(&mut seen[20], &mut r.text, s.owned_string()),
-            _ => s.skip_value(),
+            // A key no record defines: the slow path lists it as unread.
+            _ => None,
         })?;
+        // A key another kind defines (`title` on a message): likewise.
+        const NAMES: [&str; 21] = [
+            "conversation",
+            "kind",
+            "role",
+            "timestamp",
+            "model",
+            "stop_reason",
+            "usage",
+            "content",
+            "id",
+            "cwd",
+            "git_branch",
+            "title",
+            "step_type",
+            "idx",
+            "implicit",
+            "parent_conversation_id",
+            "forked_from",
+            "raw",
+            "name",
+            "time",
+            "text",
+        ];
+        if let Some(keys) = r.kind.as_deref().and_then(message::record_keys) {
+            let foreign = NAMES.iter().zip(seen).any(|(k, s)| s && !keys.contains(k));
+            if foreign {
+                return None;
+            }
+        }
         Some(r)
     }
 
@@ -442,8 +469,28 @@ impl<'a> Scanner<'a> {
             "content" => once(&mut f.content, s.result_content()),
             "is_error" => once(&mut f.is_error, s.optional_bool()),
             "source" => once(&mut f.source, s.raw_value()),
-            _ => s.skip_value(),
+            // A key no block defines: the slow path lists it as unread.
+            _ => None,
         })?;
+        // A key another block type defines (`text` on a thinking block):
+        // likewise.
+        let present = [
+            ("text", f.text.is_some()),
+            ("field", f.field.is_some()),
+            ("thinking", f.thinking.is_some()),
+            ("signature", f.signature.is_some()),
+            ("id", f.id.is_some()),
+            ("name", f.name.is_some()),
+            ("input", f.input.is_some()),
+            ("tool_use_id", f.tool_use_id.is_some()),
+            ("content", f.content.is_some()),
+            ("is_error", f.is_error.is_some()),
+            ("source", f.source.is_some()),
+        ];
+        let keys = message::block_keys(f.block_type.as_deref()?)?;
+        if present.iter().any(|(k, p)| *p && !keys.contains(k)) {
+            return None;
+        }
         Some(match &*f.block_type? {
             "text" => Block::Text {
                 text: f.text?,
@@ -575,8 +622,8 @@ mod tests {
         r#"{"conversation":"c","kind":"message","role":"user","implicit":true,"content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAA="}},{"type":"document","source":{"type":"url","url":"file:///x"}}]}"#,
         r#"{"conversation":"c","kind":"message","role":"system","step_type":"CHECKPOINT","idx":-12,"content":[{"type":"text","text":"t","field":"title"},{"type":"text","text":"u","field":null}]}"#,
         r#"{"conversation":"c","kind":"meta","id":"c","timestamp":null,"cwd":"/r","git_branch":"main","title":"T","model":"m","parent_conversation_id":"p","forked_from":{"conversation_id":"p","step_index":3,"reference_type":"FORK"}}"#,
-        r#" { "kind" : "message" , "role" : "user" , "extra" : {"a":[1,"]",{"b":"}"}]} , "content" : [ ] } "#,
-        r#"{"kind":"message","role":"assistant","content":[{"type":"thinking","thinking":null,"signature":null,"other":[true,false,null,-1e5]}]}"#,
+        r#" { "kind" : "message" , "role" : "user" , "content" : [ ] } "#,
+        r#"{"kind":"message","role":"assistant","content":[{"type":"thinking","thinking":null,"signature":null}]}"#,
         r#"{}"#,
         r#"{"idx":0,"content":null,"usage":null,"forked_from":null,"implicit":false}"#,
         r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"src","is_dir":true,"num_children":4},{"name":"C\u00e9","is_dir":false,"size_bytes":18446744073709551615},{},{"size_bytes":0}]}]}"#,
@@ -597,6 +644,57 @@ mod tests {
     fn reads_every_field_as_serde_does() {
         for line in GOOD {
             check(line, true);
+        }
+    }
+
+    /// Keys a record or block does not define go to serde, and
+    /// [`read_line`] names each of them, once per place it stands.
+    #[test]
+    fn keys_nothing_reads_go_to_serde_and_are_named() {
+        let cases: &[(&str, &[&str])] = &[
+            (
+                r#" { "kind" : "message" , "role" : "user" , "extra" : {"a":[1,"]",{"b":"}"}]} , "content" : [ ] } "#,
+                &[r#"key "extra" of a message record"#],
+            ),
+            (
+                r#"{"kind":"message","role":"assistant","content":[{"type":"thinking","thinking":"t","text":"edited","other":[true,-1e5]}]}"#,
+                &[
+                    r#"key "text" of a thinking block"#,
+                    r#"key "other" of a thinking block"#,
+                ],
+            ),
+            (
+                r#"{"kind":"message","role":"user","title":"T","content":[{"type":"text","text":"a","is_error":true}]}"#,
+                &[
+                    r#"key "title" of a message record"#,
+                    r#"key "is_error" of a text block"#,
+                ],
+            ),
+            (
+                r#"{"kind":"meta","id":"c","role":"user","content":[]}"#,
+                &[
+                    r#"key "role" of a meta record"#,
+                    r#"key "content" of a meta record"#,
+                ],
+            ),
+            // Written by agy-decode and deliberately not read back.
+            (
+                r#"{"kind":"message","role":"user","damaged":true,"content":[]}"#,
+                &[],
+            ),
+            // A kind the stream does not define is the encoder's to refuse.
+            (r#"{"kind":"artifact","name":"task.md"}"#, &[]),
+        ];
+        for (line, unread) in cases {
+            check(line, false);
+            let record = read_line(line.as_bytes()).unwrap();
+            assert_eq!(record.unread, *unread, "{line}");
+        }
+        for line in GOOD {
+            assert!(
+                read_line(line.as_bytes()).unwrap().unread.is_empty(),
+                "{line}"
+            );
         }
     }
 

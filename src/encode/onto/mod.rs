@@ -71,6 +71,7 @@ pub struct Merger {
     lines: Vec<u8>,
     conv: Option<Merge>,
     finished: HashSet<String>,
+    unread: encode::Unread,
 }
 
 /// One conversation being merged.
@@ -214,7 +215,13 @@ impl Merger {
             lines: Vec::new(),
             conv: None,
             finished: HashSet::new(),
+            unread: encode::Unread::default(),
         })
+    }
+
+    /// Warnings about keys nothing reads, since the last call.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        self.unread.take()
     }
 
     /// Consumes one line of the edited message stream.
@@ -444,6 +451,7 @@ impl Merger {
             let Some(cur) = conv.cur.as_mut() else {
                 // Past the original's last step: only new messages.
                 let record = encode::parse_line(line)?;
+                self.unread.note(&conv.id, &record);
                 if let Some(idx) = record.idx {
                     return Err(Error::data(format!(
                         "message names idx {idx}, which is no step of the original after the ones already merged (messages keep their step order)"
@@ -480,6 +488,7 @@ impl Merger {
                 return Ok(());
             }
             let record = encode::parse_line(line)?;
+            self.unread.note(&conv.id, &record);
             match record.idx {
                 Some(idx) if idx == cur.idx => {
                     if record.role == Some(Role::System) {

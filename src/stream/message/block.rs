@@ -187,6 +187,28 @@ impl<'a> Block<'a> {
     }
 }
 
+/// The keys of each block type, as written and read; any other key of a
+/// block is not read (see [`super::RECORD_KEYS`]).
+pub const BLOCK_KEYS: &[(&str, &[&str])] = &[
+    ("text", &["type", "text", "field"]),
+    ("thinking", &["type", "thinking", "signature"]),
+    ("tool_use", &["type", "id", "name", "input", "signature"]),
+    (
+        "tool_result",
+        &["type", "tool_use_id", "content", "is_error"],
+    ),
+    ("image", &["type", "source"]),
+    ("document", &["type", "source"]),
+];
+
+/// The keys of a block of `block_type`, if the stream defines the type.
+pub fn block_keys(block_type: &str) -> Option<&'static [&'static str]> {
+    BLOCK_KEYS
+        .iter()
+        .find(|(t, _)| *t == block_type)
+        .map(|(_, keys)| *keys)
+}
+
 impl Block<'_> {
     /// Writes the block as `serde_json` would; see [`Message::write_json`].
     pub fn write_json(&self, out: &mut Vec<u8>) {

@@ -358,15 +358,23 @@ fn text_blocks(v: &Value) -> Option<String> {
     if items.is_empty() {
         return None;
     }
-    let mut out = String::new();
+    let mut texts = Vec::with_capacity(items.len());
     for item in items {
         let obj = item.as_object()?;
         if obj.len() != 2 || obj.get("type")?.as_str()? != "text" {
             return None;
         }
-        out.push_str(obj.get("text")?.as_str()?);
+        texts.push(obj.get("text")?.as_str()?);
     }
-    Some(out)
+    Some(join_result_texts(texts))
+}
+
+/// The one rule by which the text blocks of a tool result become one text:
+/// they are parts of one output (the Messages API reads them so), so
+/// nothing goes between them. [`ResultContent::to_text`] and the readers of
+/// other agents' sessions both join by it.
+pub fn join_result_texts<'a>(texts: impl IntoIterator<Item = &'a str>) -> String {
+    texts.into_iter().collect()
 }
 
 impl Serialize for ResultContent<'_> {

@@ -12,13 +12,16 @@ mod content;
 mod uri;
 
 pub use base64::{base64_decode, base64_encode};
-pub use block::{Block, ImageSource};
-pub use content::{object_json, Listing, ListingEntry, ResultContent, ToolInput, LISTING_KEYS};
+pub use block::{block_keys, Block, ImageSource, BLOCK_KEYS};
+pub use content::{
+    join_result_texts, object_json, Listing, ListingEntry, ResultContent, ToolInput, LISTING_KEYS,
+};
 pub use uri::{path_to_uri, uri_to_path};
 
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::stream::json;
 
@@ -206,9 +209,96 @@ pub struct ForkedFrom {
     pub reference_type: Option<String>,
 }
 
+/// The keys of each record kind: what agy-decode writes and agy-encode
+/// reads (`damaged` is written and deliberately not read back). A key
+/// outside its kind's list is not read, and agy-encode says so: a jq edit
+/// that sets one (`.title` on a message) would otherwise change nothing
+/// without a word.
+pub const RECORD_KEYS: &[(&str, &[&str])] = &[
+    (
+        "message",
+        &[
+            "conversation",
+            "kind",
+            "role",
+            "step_type",
+            "idx",
+            "raw",
+            "damaged",
+            "implicit",
+            "timestamp",
+            "model",
+            "stop_reason",
+            "usage",
+            "content",
+        ],
+    ),
+    (
+        "meta",
+        &[
+            "conversation",
+            "kind",
+            "id",
+            "timestamp",
+            "cwd",
+            "git_branch",
+            "title",
+            "model",
+            "parent_conversation_id",
+            "forked_from",
+        ],
+    ),
+    // A brain artifact (agy-decode writes it; agy-encode writes it back).
+    (
+        "artifact",
+        &["conversation", "kind", "name", "time", "text"],
+    ),
+];
+
+/// The keys of a record of `kind`, if the message stream defines the kind.
+pub fn record_keys(kind: &str) -> Option<&'static [&'static str]> {
+    RECORD_KEYS
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map(|(_, keys)| *keys)
+}
+
+/// What a line holds that no reader reads: each key outside its record's
+/// or its block's list ([`RECORD_KEYS`], [`BLOCK_KEYS`]), said as `key
+/// "text" of a thinking block`. Empty for a line that is not a JSON object.
+pub fn unread_keys(line: &[u8]) -> Vec<String> {
+    let mut unread = Vec::new();
+    let Ok(Value::Object(record)) = serde_json::from_slice::<Value>(line) else {
+        return unread;
+    };
+    let Some(kind) = record.get("kind").and_then(Value::as_str) else {
+        return unread;
+    };
+    let Some(keys) = record_keys(kind) else {
+        return unread;
+    };
+    for key in record.keys().filter(|k| !keys.contains(&k.as_str())) {
+        unread.push(format!("key {key:?} of a {kind} record"));
+    }
+    let blocks = record.get("content").and_then(Value::as_array);
+    for block in blocks.into_iter().flatten().filter_map(Value::as_object) {
+        let Some(block_type) = block.get("type").and_then(Value::as_str) else {
+            continue;
+        };
+        let Some(keys) = block_keys(block_type) else {
+            continue;
+        };
+        for key in block.keys().filter(|k| !keys.contains(&k.as_str())) {
+            unread.push(format!("key {key:?} of a {block_type} block"));
+        }
+    }
+    unread
+}
+
 /// Any record of the message stream as read: the union of the `message` and
-/// `meta` fields, checked by the reader. Unknown keys are ignored so that
-/// hand-converted transcripts may carry extra bookkeeping.
+/// `meta` fields, checked by the reader. Keys outside a record's kind are
+/// not read (hand-converted transcripts may carry extra bookkeeping); the
+/// reader lists them in [`InputRecord::unread`] so agy-encode can say so.
 #[derive(Debug, Default, PartialEq, Deserialize)]
 pub struct InputRecord<'a> {
     pub conversation: Option<String>,
@@ -234,6 +324,10 @@ pub struct InputRecord<'a> {
     pub name: Option<String>,
     pub time: Option<String>,
     pub text: Option<String>,
+    /// Keys of the line that nothing reads ([`unread_keys`]); filled by
+    /// [`crate::stream::message_reader::read_line`].
+    #[serde(skip)]
+    pub unread: Vec<String>,
 }
 
 #[cfg(test)]
