@@ -322,10 +322,6 @@ impl Reader {
         }))
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// The row of conversation `id`, if the index has one.
     pub fn row(&self, id: &str) -> Result<Option<IndexRow>> {
         let sql = format!(
@@ -338,24 +334,6 @@ impl Reader {
             row.transpose()
         };
         read().map_err(|e| e.context(format!("{}: row of {id}", self.path.display())))
-    }
-
-    /// Every row, in rowid order.
-    pub fn rows(&self) -> Result<Vec<IndexRow>> {
-        let sql = format!(
-            "SELECT * FROM {} ORDER BY rowid",
-            sqlite::quote_identifier(TABLE)
-        );
-        let read = || -> Result<Vec<IndexRow>> {
-            let mut stmt = self.db.conn.prepare(&sql)?;
-            let mut rows = stmt.query([])?;
-            let mut out = Vec::new();
-            while let Some(row) = rows.next()? {
-                out.push(self.cells(row)?);
-            }
-            Ok(out)
-        };
-        read().map_err(|e| e.context(self.path.display()))
     }
 
     fn cells(&self, row: &rusqlite::Row<'_>) -> Result<IndexRow> {
