@@ -518,3 +518,30 @@ fn an_index_database_without_its_table_gets_it_with_the_row() {
     assert_eq!(idx::rows(&dst), idx::rows(&src));
     assert!(dump_of(&[dst.to_str().unwrap()]) == stream);
 }
+
+#[test]
+fn an_index_a_killed_run_was_building_is_removed_by_the_next_run() {
+    let s = Scratch::new("index-leftover");
+    let root = s.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let dead = root.join(".conversation_summaries.db.agy-pack.4242-0.tmp");
+    let live = root.join(".conversation_summaries.db.agy-pack.4243-0.tmp");
+    let other = root.join(".conversation_summaries.db.agy-pack.x.tmp");
+    for path in [&dead, &live, &other] {
+        std::fs::write(path, b"half an index").unwrap();
+    }
+    // A live run holds its file's lock (flock(1) stands in for it).
+    let mut holder = std::process::Command::new("flock")
+        .args(["-n", live.to_str().unwrap(), "sleep", "30"])
+        .spawn()
+        .expect("flock(1) from util-linux");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let out = pack(&root, &[], b"");
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!dead.exists(), "the dead run's file stayed");
+    assert!(stderr(&out).contains("4242-0.tmp"), "{}", stderr(&out));
+    assert!(live.exists(), "a live run's file was removed");
+    assert!(other.exists(), "a file of another name was removed");
+}

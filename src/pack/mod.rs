@@ -151,7 +151,10 @@ impl Packer {
             for path in &dirs {
                 fs::create_dir_all(path).map_err(|e| Error::io(path.display(), e))?;
             }
-            for outcome in claim::reclaim(&options.root) {
+            let leftovers = claim::reclaim(&options.root)
+                .into_iter()
+                .chain(store_index::clear_leftovers(&options.root));
+            for outcome in leftovers {
                 match outcome {
                     Ok(line) => warn(line),
                     Err(e) => warn(e.to_string()),

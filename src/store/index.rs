@@ -25,6 +25,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use crate::error::{Error, Result};
+use crate::store::lock::try_flock;
 use crate::store::sqlite::{self, Bind, OpenError, ReadOnly};
 use crate::stream::message::path_to_uri;
 use crate::stream::record::{self, Column, JsonCell, RowCells};
@@ -441,10 +442,23 @@ fn create(
     busy: Duration,
 ) -> Result<Option<Vec<Applied>>> {
     let tmp = root.join(format!(
-        ".{FILE_NAME}.agy-pack.{}-{}.tmp",
+        "{TEMP_PREFIX}{}-{}{TEMP_SUFFIX}",
         std::process::id(),
         TEMP_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
+    // Locked while it is being built, so that a later run can tell the
+    // file of a run that died (its lock is gone) from one being built.
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| Error::io(tmp.display(), e))?;
+    if !try_flock(&lock).map_err(|e| Error::io(tmp.display(), e))? {
+        return Err(Error::data(format!(
+            "{}: locked by another process",
+            tmp.display()
+        )));
+    }
     let result = (|| -> Result<Option<Vec<Applied>>> {
         let conn = Connection::open(&tmp)?;
         conn.busy_timeout(busy)?;
@@ -461,9 +475,69 @@ fn create(
             Err(e) => Err(Error::io(path(root).display(), e)),
         }
     })();
-    let _ = std::fs::remove_file(&tmp);
     let _ = std::fs::remove_file(sqlite::sidecar(&tmp, "-journal"));
+    let _ = std::fs::remove_file(&tmp);
+    drop(lock);
     result
+}
+
+/// The names of the index's temporary files: the prefix and suffix around
+/// `PID-N`.
+const TEMP_PREFIX: &str = ".conversation_summaries.db.agy-pack.";
+const TEMP_SUFFIX: &str = ".tmp";
+
+/// Removes the temporary index files of runs that died while building one
+/// (their lock is gone with them); a file a live run holds is left alone.
+/// Returns a line for each file removed, and the errors met.
+pub fn clear_leftovers(root: &Path) -> Vec<Result<String>> {
+    let mut out = Vec::new();
+    let entries = match std::fs::read_dir(root) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return out,
+        Err(e) => return vec![Err(Error::io(root.display(), e))],
+    };
+    for entry in entries {
+        let name = match entry {
+            Ok(entry) => entry.file_name(),
+            Err(e) => {
+                out.push(Err(Error::io(root.display(), e)));
+                continue;
+            }
+        };
+        let Some(name) = name.to_str() else { continue };
+        let ours = name
+            .strip_prefix(TEMP_PREFIX)
+            .and_then(|rest| rest.strip_suffix(TEMP_SUFFIX))
+            .is_some_and(|pid_n| {
+                !pid_n.is_empty() && pid_n.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+            });
+        if !ours {
+            continue;
+        }
+        let path = root.join(name);
+        let cleared = (|| -> std::io::Result<bool> {
+            let file = std::fs::OpenOptions::new().write(true).open(&path)?;
+            if !try_flock(&file)? {
+                return Ok(false);
+            }
+            match std::fs::remove_file(sqlite::sidecar(&path, "-journal")) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+            std::fs::remove_file(&path)?;
+            Ok(true)
+        })();
+        match cleared {
+            Ok(true) => out.push(Ok(format!(
+                "removed {}, an index a killed agy-pack was building",
+                path.display()
+            ))),
+            Ok(false) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => out.push(Err(Error::io(path.display(), e))),
+        }
+    }
+    out
 }
 
 /// agy 1.1.16's table and indexes, the later columns `shape` has, and
