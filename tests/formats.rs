@@ -26,13 +26,13 @@ mod support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use agy_tools::format::claude_code::project_slug;
 use agy_tools::format::{self, Converter, Format};
 use agy_tools::stream::io::{Captured, Output};
 use fake_api::FakeApi;
 use serde_json::{json, Value};
+use support::clients::{claude, finish, python};
 use support::{exe, run, run_ok, Scratch};
 
 /// What Claude Code writes when it repairs a history it cannot send: a
@@ -44,44 +44,6 @@ const REPAIR_TEXTS: &[&str] = &[
     "No response requested.",
     "Continue from where you left off.",
 ];
-
-fn ext_dir() -> PathBuf {
-    match std::env::var_os("AGY_TEST_EXT") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ext"),
-    }
-}
-
-/// `path` if it exists; otherwise says loudly why the test cannot run (and
-/// fails under CI, whose `.ci/run` installs every client).
-fn client(path: PathBuf, what: &str) -> Option<PathBuf> {
-    if path.exists() {
-        return Some(path);
-    }
-    let why = format!(
-        "{what} is not installed at {}; .ci/run installs it",
-        path.display()
-    );
-    if std::env::var_os("CI").is_some() {
-        panic!("{why}");
-    }
-    eprintln!("SKIPPED: {why}");
-    None
-}
-
-fn python() -> Option<PathBuf> {
-    client(
-        ext_dir().join("venv/bin/python"),
-        "the anthropic SDK's venv",
-    )
-}
-
-fn claude() -> Option<PathBuf> {
-    client(
-        ext_dir().join("claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude"),
-        "Claude Code",
-    )
-}
 
 /// The generator, built by `cargo test` with the other examples (or here,
 /// when only this test target was built).
@@ -499,7 +461,7 @@ fn anthropic_requests_pass_the_sdk_types_and_the_sequencing_rules() {
 fn run_claude(claude: &Path, home: &Path, cwd: &Path, api: &FakeApi, args: &[&str]) -> Value {
     let tmp = home.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
-    let mut child = Command::new(claude)
+    let child = Command::new(claude)
         .args(args)
         .args(["--output-format", "json"])
         .current_dir(cwd)
@@ -519,15 +481,7 @@ fn run_claude(claude: &Path, home: &Path, cwd: &Path, api: &FakeApi, args: &[&st
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("claude {args:?} did not finish in two minutes");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = finish(child, "claude", args);
     let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
         panic!(
             "claude {args:?}: {:?}\n{}\n{}",

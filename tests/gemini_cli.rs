@@ -18,7 +18,6 @@ mod support;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use fake_gemini::FakeGemini;
 use holds::{
@@ -26,6 +25,7 @@ use holds::{
     order_of_stream, sent_ids, signatures_of_session,
 };
 use serde_json::{json, Value};
+use support::clients::{finish, gemini};
 use support::{run_ok, Scratch};
 
 /// What Gemini CLI writes when it repairs a history it was given: a
@@ -57,42 +57,6 @@ const TOOLS: &[ToolRow] = &[
     ("Edit", "replace", &[]),
 ];
 
-fn ext_dir() -> PathBuf {
-    match std::env::var_os("AGY_TEST_EXT") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ext"),
-    }
-}
-
-/// Says loudly why a test cannot run; fails under CI, whose `.ci/run`
-/// installs the client.
-fn missing_client(why: String) -> Option<(PathBuf, PathBuf)> {
-    if std::env::var_os("CI").is_some() {
-        panic!("{why}");
-    }
-    eprintln!("SKIPPED: {why}");
-    None
-}
-
-/// Node and Gemini CLI's entry script, when both are there.
-fn gemini() -> Option<(PathBuf, PathBuf)> {
-    let script = ext_dir().join("gemini-cli/node_modules/@google/gemini-cli/bundle/gemini.js");
-    if !script.exists() {
-        return missing_client(format!(
-            "Gemini CLI is not installed at {}; .ci/run installs it",
-            script.display()
-        ));
-    }
-    let node = ["/usr/local/bin/node", "/usr/bin/node"]
-        .into_iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists());
-    match node {
-        Some(node) => Some((node, script)),
-        None => missing_client("node is not installed; Gemini CLI runs on it".to_string()),
-    }
-}
-
 /// A home for Gemini CLI with the settings it needs offline: the API key
 /// method (else "Invalid auth method selected"), and no update checks,
 /// usage statistics, telemetry or session cleanup (which deletes sessions
@@ -121,7 +85,7 @@ fn run_gemini(
 ) -> Value {
     let tmp = home.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
-    let mut child = Command::new(&client.0)
+    let child = Command::new(&client.0)
         .arg(&client.1)
         .args(["--model", MODEL, "--output-format", "json"])
         .args(args)
@@ -138,16 +102,7 @@ fn run_gemini(
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("gemini {args:?} did not finish in two minutes");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = finish(child, "gemini", args);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let result: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
         panic!(

@@ -13,14 +13,14 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use agy_tools::agy::tools;
 use agy_tools::format::codex::TOOLS;
 use serde_json::{json, Value};
 
 use super::fake_responses::{FakeResponses, THOUGHT};
-use super::{client, ext_dir, holds_of_stream, json_lines, missing, rows, stores, Holds};
+use super::{holds_of_stream, json_lines, missing, rows, stores, Holds};
+use crate::support::clients::{codex, finish};
 use crate::support::{self, run_ok, Scratch};
 
 /// What Codex writes when it repairs a history: the output it makes up
@@ -35,15 +35,6 @@ const CODEX_CONTEXT: &[&str] = &[
     "<permissions instructions>",
     "# AGENTS.md instructions",
 ];
-
-fn codex() -> Option<PathBuf> {
-    client(
-        ext_dir().join(
-            "codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
-        ),
-        "Codex CLI",
-    )
-}
 
 /// A Codex installation of the test's own: `CODEX_HOME` with a config that
 /// talks to `api` only, and a HOME beside it.
@@ -113,7 +104,7 @@ supports_websockets = false
 /// environment but PATH; gives up (killing it) after two minutes. Returns
 /// the id of the thread it ran.
 fn run_codex(codex: &Path, home: &Home, cwd: &Path, args: &[&str]) -> String {
-    let mut child = Command::new(codex)
+    let child = Command::new(codex)
         .args(["exec", "--json", "--skip-git-repo-check"])
         .args(args)
         .current_dir(cwd)
@@ -128,16 +119,7 @@ fn run_codex(codex: &Path, home: &Home, cwd: &Path, args: &[&str]) -> String {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("codex {args:?} did not finish in two minutes");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = finish(child, "codex", args);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
