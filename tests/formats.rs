@@ -33,7 +33,8 @@ use agy_tools::stream::io::{Captured, Output};
 use fake_api::FakeApi;
 use serde_json::{json, Value};
 use support::clients::{claude, finish, python};
-use support::{exe, run, run_ok, Scratch};
+use support::corpus::{rows, sample, stores};
+use support::{run, run_ok, Scratch};
 
 /// What Claude Code writes when it repairs a history it cannot send: a
 /// request holding any of these means the session needed repairing.
@@ -44,79 +45,6 @@ const REPAIR_TEXTS: &[&str] = &[
     "No response requested.",
     "Continue from where you left off.",
 ];
-
-/// The generator, built by `cargo test` with the other examples (or here,
-/// when only this test target was built).
-fn gen_store() -> PathBuf {
-    let path = exe("agy-dump").parent().unwrap().join(format!(
-        "examples/gen-store{}",
-        std::env::consts::EXE_SUFFIX
-    ));
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "--example", "gen-store"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .unwrap();
-        assert!(status.success(), "cargo build --example gen-store failed");
-    }
-    path
-}
-
-/// The stores every conversation of which is converted: the sample, and
-/// the generator's varieties (typed and GENERIC eras, failed calls, system
-/// messages, outputs long enough to spill into brain files).
-fn stores(scratch: &Scratch) -> Vec<PathBuf> {
-    let mut roots = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample")];
-    for (name, args) in [
-        (
-            "varied",
-            &[
-                "--conversations",
-                "4",
-                "--steps",
-                "40",
-                "--max-output",
-                "3000",
-                "--seed",
-                "11",
-            ][..],
-        ),
-        (
-            "spilled",
-            &[
-                "--conversations",
-                "4",
-                "--steps",
-                "16",
-                "--max-output",
-                "90000",
-                "--seed",
-                "5",
-            ][..],
-        ),
-    ] {
-        let root = scratch.join(name);
-        let out = Command::new(gen_store())
-            .arg("--root")
-            .arg(&root)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "gen-store {args:?}: {}",
-            support::stderr(&out)
-        );
-        roots.push(root);
-    }
-    roots
-}
-
-fn rows(root: &Path) -> Vec<u8> {
-    run_ok("agy-dump", &[root.to_str().unwrap()], b"")
-}
 
 fn json_lines(bytes: &[u8]) -> Vec<Value> {
     bytes
@@ -643,7 +571,7 @@ fn claude_code_resumes_every_converted_conversation() {
 
     // A session is never clobbered: its file may hold turns Claude Code
     // added since it was converted.
-    let rows = rows(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample"));
+    let rows = rows(&sample());
     let again = run("agy-decode", &session_args(&projects, &work, &[]), &rows);
     assert_eq!(again.status.code(), Some(1));
     assert!(support::stderr(&again).contains("exists (--force replaces it)"));

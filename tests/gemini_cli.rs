@@ -26,6 +26,7 @@ use holds::{
 };
 use serde_json::{json, Value};
 use support::clients::{finish, gemini};
+use support::corpus::{rows, stores};
 use support::{run_ok, Scratch};
 
 /// What Gemini CLI writes when it repairs a history it was given: a
@@ -150,58 +151,6 @@ fn resume(
         last.path
     );
     last.body["contents"].as_array().unwrap().clone()
-}
-
-/// The generator, built by `cargo test` with the other examples (or here).
-fn gen_store() -> PathBuf {
-    let path = support::exe("agy-dump").parent().unwrap().join(format!(
-        "examples/gen-store{}",
-        std::env::consts::EXE_SUFFIX
-    ));
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "--example", "gen-store"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .unwrap();
-        assert!(status.success(), "cargo build --example gen-store failed");
-    }
-    path
-}
-
-/// The sample store and the generator's varieties (as tests/formats.rs
-/// uses them).
-fn stores(scratch: &Scratch) -> Vec<PathBuf> {
-    let mut roots = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample")];
-    for (name, seed, steps, max_output) in [
-        ("varied", "11", "40", "3000"),
-        ("spilled", "5", "16", "90000"),
-    ] {
-        let root = scratch.join(name);
-        let out = Command::new(gen_store())
-            .arg("--root")
-            .arg(&root)
-            .args([
-                "--conversations",
-                "4",
-                "--steps",
-                steps,
-                "--max-output",
-                max_output,
-                "--seed",
-                seed,
-            ])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "gen-store: {}", support::stderr(&out));
-        roots.push(root);
-    }
-    roots
-}
-
-fn rows(root: &Path) -> Vec<u8> {
-    run_ok("agy-dump", &[root.to_str().unwrap()], b"")
 }
 
 #[test]

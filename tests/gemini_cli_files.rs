@@ -6,14 +6,9 @@
 
 mod support;
 
-use std::path::Path;
-
 use serde_json::{json, Value};
+use support::corpus::{rows, sample};
 use support::{run, run_ok, Scratch};
-
-fn rows(root: &Path) -> Vec<u8> {
-    run_ok("agy-dump", &[root.to_str().unwrap()], b"")
-}
 
 fn json_lines(bytes: &[u8]) -> Vec<Value> {
     bytes
@@ -223,7 +218,7 @@ fn out_dir_registers_the_project_and_never_clobbers() {
         r#"{"projects": {"/elsewhere/my-work": "my-work"}}"#,
     )
     .unwrap();
-    let rows = rows(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample"));
+    let rows = rows(&sample());
     let args = [
         "--format",
         "gemini-cli",

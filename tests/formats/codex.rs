@@ -19,8 +19,9 @@ use agy_tools::format::codex::TOOLS;
 use serde_json::{json, Value};
 
 use super::fake_responses::{FakeResponses, THOUGHT};
-use super::{holds_of_stream, json_lines, missing, rows, stores, Holds};
+use super::{holds_of_stream, json_lines, missing, Holds};
 use crate::support::clients::{codex, finish};
+use crate::support::corpus::{rows, sample, stores};
 use crate::support::{self, run_ok, Scratch};
 
 /// What Codex writes when it repairs a history: the output it makes up
@@ -426,7 +427,7 @@ fn codex_resumes_every_converted_conversation() {
     eprintln!("Codex resumed {} converted conversations", sessions.len());
 
     // A session is never clobbered: Codex appends to a session it resumes.
-    let rows = rows(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample"));
+    let rows = rows(&sample());
     let again = support::run(
         "agy-decode",
         &["--format", "codex", "--out-dir", &out_dir],
@@ -716,7 +717,7 @@ fn bad_rollouts_name_file_and_line() {
 /// `--verbose` says what a conversion changed or left out.
 #[test]
 fn verbose_counts_what_codex_changes_and_leaves_out() {
-    let rows = rows(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample"));
+    let rows = rows(&sample());
     let out = support::run("agy-decode", &["--format", "codex", "--verbose"], &rows);
     assert!(out.status.success());
     let stderr = support::stderr(&out);

@@ -3,12 +3,14 @@
 //! library's writer, so a bug there cannot hide in both), a builder for agy
 //! conversation databases, and helpers to run the binaries; for the tests
 //! that start real CLIs, where those clients are installed and how a
-//! missing one is reported ([`clients`]), a loopback-only network
+//! missing one is reported ([`clients`]), the stores they convert
+//! ([`corpus`]), a loopback-only network
 //! namespace per test ([`netns`]) and the HTTP server of the fake model
 //! APIs ([`fake_http`]).
 #![allow(dead_code)]
 
 pub mod clients;
+pub mod corpus;
 pub mod fake_http;
 pub mod netns;
 pub mod pb;

@@ -1,0 +1,85 @@
+//! The stores whose every conversation the format tests convert for the
+//! real clients (tests/formats.rs, tests/gemini_cli.rs): the sample store,
+//! and the generator's varieties (typed and GENERIC eras, failed calls,
+//! system messages, outputs long enough to spill into brain files); and
+//! their rows, as agy-dump writes them.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::{exe, run_ok, stderr, Scratch};
+
+/// The sample store of the repository (`examples/sample`).
+pub fn sample() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample")
+}
+
+/// The generator, built by `cargo test` with the other examples (or here,
+/// when only a test target was built).
+pub fn gen_store() -> PathBuf {
+    let path = exe("agy-dump").parent().unwrap().join(format!(
+        "examples/gen-store{}",
+        std::env::consts::EXE_SUFFIX
+    ));
+    if !path.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "--example", "gen-store"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .unwrap();
+        assert!(status.success(), "cargo build --example gen-store failed");
+    }
+    path
+}
+
+/// The sample store, then the generator's stores "varied" and "spilled"
+/// (four conversations each), generated under `scratch`.
+pub fn stores(scratch: &Scratch) -> Vec<PathBuf> {
+    let mut roots = vec![sample()];
+    for (name, args) in [
+        (
+            "varied",
+            &[
+                "--conversations",
+                "4",
+                "--steps",
+                "40",
+                "--max-output",
+                "3000",
+                "--seed",
+                "11",
+            ][..],
+        ),
+        (
+            "spilled",
+            &[
+                "--conversations",
+                "4",
+                "--steps",
+                "16",
+                "--max-output",
+                "90000",
+                "--seed",
+                "5",
+            ][..],
+        ),
+    ] {
+        let root = scratch.join(name);
+        let out = Command::new(gen_store())
+            .arg("--root")
+            .arg(&root)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "gen-store {args:?}: {}", stderr(&out));
+        roots.push(root);
+    }
+    roots
+}
+
+/// The rows of the store at `root`: agy-dump's output, which must succeed.
+pub fn rows(root: &Path) -> Vec<u8> {
+    run_ok("agy-dump", &[root.to_str().unwrap()], b"")
+}
