@@ -23,7 +23,7 @@ mod fake_api;
 mod fake_responses;
 mod support;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -34,6 +34,8 @@ use fake_api::FakeApi;
 use serde_json::{json, Value};
 use support::clients::{claude, finish, python};
 use support::corpus::{rows, sample, stores};
+use support::holds::{holds_of_stream, message_stream, missing, result_text, Holds};
+use support::store::json_lines;
 use support::{run, run_ok, Scratch};
 
 /// What Claude Code writes when it repairs a history it cannot send: a
@@ -45,14 +47,6 @@ const REPAIR_TEXTS: &[&str] = &[
     "No response requested.",
     "Continue from where you left off.",
 ];
-
-fn json_lines(bytes: &[u8]) -> Vec<Value> {
-    bytes
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
-        .collect()
-}
 
 /// A conversation in the message stream as agy-decode is about to write
 /// it (issue 9): every message names its steps in `idx` (a number or a
@@ -92,20 +86,9 @@ fn future_stream() -> String {
                "content": [{"type": "thinking", "thinking": "", "signature": "c2ln"},
                            {"type": "text", "text": "Done: a and b.  \n"}]}),
     ];
-    let mut stream = String::new();
-    for record in records {
-        let mut line = json!({"conversation": FUTURE_ID, "kind": "message"});
-        line.as_object_mut()
-            .unwrap()
-            .extend(record.as_object().unwrap().clone());
-        stream.push_str(&format!("{line}\n"));
-    }
-    stream.push_str(&format!(
-        "{}\n",
-        json!({"conversation": FUTURE_ID, "kind": "meta", "id": FUTURE_ID, "cwd": "/nowhere",
-               "title": "Tidy", "model": "gemini-3-flash", "lineage": {"future": true}})
-    ));
-    stream
+    let meta = json!({"conversation": FUTURE_ID, "kind": "meta", "id": FUTURE_ID, "cwd": "/nowhere",
+                      "title": "Tidy", "model": "gemini-3-flash", "lineage": {"future": true}});
+    message_stream(FUTURE_ID, records, &meta)
 }
 
 /// Converts a message stream with the library's converter.
@@ -119,89 +102,6 @@ fn convert(stream: &str, format: Format, options: format::Options) -> Vec<u8> {
     converter.finish(&mut out).unwrap();
     out.flush().unwrap();
     captured.take()
-}
-
-/// What a conversation must still hold after conversion: its texts, its
-/// calls with their inputs, and each result (as text) of a declared call.
-#[derive(Debug, Default)]
-struct Holds {
-    texts: BTreeSet<String>,
-    calls: BTreeSet<(String, String, String)>,
-    results: BTreeSet<(String, String)>,
-    assistant_turns: usize,
-}
-
-fn result_text(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        Value::Array(blocks) if blocks.iter().all(|b| b["type"] == "text") => blocks
-            .iter()
-            .map(|b| b["text"].as_str().unwrap())
-            .collect::<Vec<_>>()
-            .join(""),
-        other => other.to_string(),
-    }
-}
-
-/// What each conversation of a plain message stream holds.
-fn holds_of_stream(stream: &[Value], thinking_as_text: bool) -> BTreeMap<String, Holds> {
-    let mut all: BTreeMap<String, Holds> = BTreeMap::new();
-    let mut declared = BTreeSet::new();
-    for record in stream.iter().filter(|r| r["kind"] == "message") {
-        let holds = all
-            .entry(record["conversation"].as_str().unwrap().to_string())
-            .or_default();
-        if record["role"] == "system" {
-            continue;
-        }
-        for block in record["content"].as_array().unwrap() {
-            match block["type"].as_str().unwrap() {
-                "text" if !block["text"].as_str().unwrap().trim().is_empty() => {
-                    holds
-                        .texts
-                        .insert(block["text"].as_str().unwrap().to_string());
-                }
-                "thinking" if thinking_as_text => {
-                    let thinking = block["thinking"].as_str().unwrap();
-                    if !thinking.trim().is_empty() {
-                        holds
-                            .texts
-                            .insert(format!("<thinking>\n{thinking}\n</thinking>"));
-                    }
-                }
-                "tool_use" => {
-                    let id = block["id"].as_str().unwrap().to_string();
-                    declared.insert(id.clone());
-                    holds.calls.insert((
-                        id,
-                        block["name"].as_str().unwrap().to_string(),
-                        block["input"].to_string(),
-                    ));
-                }
-                "tool_result" => {
-                    let id = block["tool_use_id"].as_str().unwrap().to_string();
-                    let text = result_text(&block["content"]);
-                    if declared.remove(&id) {
-                        if !text.trim().is_empty() {
-                            holds.results.insert((id, text));
-                        }
-                    } else {
-                        let error = if block["is_error"] == true {
-                            " (error)"
-                        } else {
-                            ""
-                        };
-                        holds
-                            .texts
-                            .insert(format!("Tool result for {id}{error}: {text}"));
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    all
 }
 
 /// What a Messages API request body holds.
@@ -241,28 +141,6 @@ fn holds_of_request(messages: &[Value]) -> Holds {
         }
     }
     holds
-}
-
-/// Says what of `want` is not in `got`.
-fn missing(want: &Holds, got: &Holds, what: &str) -> Vec<String> {
-    let cut = |s: &str| s.chars().take(100).collect::<String>();
-    let mut missing: Vec<String> = Vec::new();
-    missing.extend(
-        want.texts
-            .difference(&got.texts)
-            .map(|t| format!("{what}: text {:?}", cut(t))),
-    );
-    missing.extend(
-        want.calls
-            .difference(&got.calls)
-            .map(|c| format!("{what}: call {c:?}")),
-    );
-    missing.extend(
-        want.results
-            .difference(&got.results)
-            .map(|(id, text)| format!("{what}: result of {id}: {:?}", cut(text))),
-    );
-    missing
 }
 
 #[test]

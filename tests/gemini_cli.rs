@@ -21,12 +21,14 @@ use std::process::{Command, Stdio};
 
 use fake_gemini::FakeGemini;
 use holds::{
-    check_order, check_resumed, holds_of_session, holds_of_stream, json_lines, missing,
-    order_of_stream, sent_ids, signatures_of_session,
+    check_order, check_resumed, holds_of_session, holds_of_stream, order_of_stream, sent_ids,
+    signatures_of_session,
 };
 use serde_json::{json, Value};
 use support::clients::{finish, gemini};
 use support::corpus::{rows, stores};
+use support::holds::{message_stream, missing};
+use support::store::json_lines;
 use support::{run_ok, Scratch};
 
 /// What Gemini CLI writes when it repairs a history it was given: a
@@ -185,7 +187,7 @@ fn gemini_cli_resumes_every_converted_conversation() {
         }
         let written = String::from_utf8(run_ok("agy-decode", &args, &rows)).unwrap();
         let files: Vec<&str> = written.lines().collect();
-        for (id, want) in holds_of_stream(&plain, thinking, true) {
+        for (id, want) in holds_of_stream(&plain, thinking) {
             let file = files
                 .iter()
                 .find(|f| f.ends_with(&format!("-{}.jsonl", &id[..8])))
@@ -228,7 +230,7 @@ fn gemini_cli_resumes_every_converted_conversation() {
         [("call_sig".to_string(), "AQIDBA==".to_string())]
     );
     let contents = resume(&client, &home, &work, &api, SIGNED_ID);
-    let want = &holds_of_stream(&plain, false, true)[SIGNED_ID];
+    let want = &holds_of_stream(&plain, false)[SIGNED_ID];
     check_resumed(SIGNED_ID, &contents, want, &signatures_of_session(&file));
     check_order(
         SIGNED_ID,
@@ -266,18 +268,9 @@ fn signed_stream() -> String {
         json!({"role": "assistant", "model": "gemini-3-flash", "timestamp": "2026-11-01T09:00:03Z",
                "content": [{"type": "text", "text": "Two files: a and b."}]}),
     ];
-    let mut stream = String::new();
-    for record in records {
-        let mut line = json!({"conversation": SIGNED_ID, "kind": "message"});
-        line.as_object_mut()
-            .unwrap()
-            .extend(record.as_object().unwrap().clone());
-        stream.push_str(&format!("{line}\n"));
-    }
     let meta = json!({"conversation": SIGNED_ID, "kind": "meta", "id": SIGNED_ID,
                       "timestamp": "2026-11-01T09:00:00Z", "title": "Signed"});
-    stream.push_str(&format!("{meta}\n"));
-    stream
+    message_stream(SIGNED_ID, records, &meta)
 }
 
 /// What a session file the real Gemini CLI wrote holds, read plainly: the
@@ -341,7 +334,7 @@ fn gemini_cli_sessions_go_to_agy_and_come_back() {
         run_ok("agy-pack", &["--root", root.to_str().unwrap()], &encoded);
         let rows = rows(&root);
         let decoded = json_lines(&run_ok("agy-decode", &[], &rows));
-        let got = &holds_of_stream(&decoded, false, true)[id.as_str()];
+        let got = &holds_of_stream(&decoded, false)[id.as_str()];
         let gaps = missing(&want, got, id);
         assert!(gaps.is_empty(), "agy lost: {gaps:#?}");
         assert_eq!(got.texts, want.texts, "{id}");

@@ -8,15 +8,8 @@ mod support;
 
 use serde_json::{json, Value};
 use support::corpus::{rows, sample};
+use support::store::json_lines;
 use support::{run, run_ok, Scratch};
-
-fn json_lines(bytes: &[u8]) -> Vec<Value> {
-    bytes
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
-        .collect()
-}
 
 /// A session log with every kind of line the reader replays.
 fn replayed_session() -> String {

@@ -19,9 +19,10 @@ use agy_tools::format::codex::TOOLS;
 use serde_json::{json, Value};
 
 use super::fake_responses::{FakeResponses, THOUGHT};
-use super::{holds_of_stream, json_lines, missing, Holds};
 use crate::support::clients::{codex, finish};
 use crate::support::corpus::{rows, sample, stores};
+use crate::support::holds::{holds_of_stream, missing, Holds};
+use crate::support::store::json_lines;
 use crate::support::{self, run_ok, Scratch};
 
 /// What Codex writes when it repairs a history: the output it makes up

@@ -4,7 +4,8 @@
 //! conversation databases, and helpers to run the binaries; for the tests
 //! that start real CLIs, where those clients are installed and how a
 //! missing one is reported ([`clients`]), the stores they convert
-//! ([`corpus`]), a loopback-only network
+//! ([`corpus`]), what a converted conversation must still hold
+//! ([`holds`]), a loopback-only network
 //! namespace per test ([`netns`]) and the HTTP server of the fake model
 //! APIs ([`fake_http`]).
 #![allow(dead_code)]
@@ -12,6 +13,7 @@
 pub mod clients;
 pub mod corpus;
 pub mod fake_http;
+pub mod holds;
 pub mod netns;
 pub mod pb;
 pub mod steps;
