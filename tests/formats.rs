@@ -33,7 +33,7 @@ use agy_tools::stream::io::{Captured, Output};
 use fake_api::FakeApi;
 use serde_json::{json, Value};
 use support::clients::{claude, finish, python};
-use support::corpus::{rows, sample, stores};
+use support::corpus::{into_agy, rows, sample, stores};
 use support::holds::{holds_of_stream, message_stream, missing, result_text, Holds};
 use support::store::json_lines;
 use support::{run, run_ok, Scratch};
@@ -514,15 +514,7 @@ fn claude_code_sessions_go_to_agy_and_come_back() {
         let want = holds_of_session(&file);
         assert!(!want.texts.is_empty());
         // Claude Code -> agy: encode, pack, and read back with agy-decode.
-        let encoded = run_ok(
-            "agy-encode",
-            &["--format", "claude-code", file.to_str().unwrap()],
-            b"",
-        );
-        let root = scratch.join(format!("agy-{id}"));
-        run_ok("agy-pack", &["--root", root.to_str().unwrap()], &encoded);
-        let rows = rows(&root);
-        let decoded = json_lines(&run_ok("agy-decode", &[], &rows));
+        let (rows, decoded) = into_agy(&scratch, "claude-code", &file, id);
         let got = &holds_of_stream(&decoded, false)[id.as_str()];
         let gaps = missing(&want, got, id);
         assert!(gaps.is_empty(), "agy lost: {gaps:#?}");

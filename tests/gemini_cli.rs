@@ -26,7 +26,7 @@ use holds::{
 };
 use serde_json::{json, Value};
 use support::clients::{finish, gemini};
-use support::corpus::{rows, stores};
+use support::corpus::{into_agy, rows, stores};
 use support::holds::{message_stream, missing};
 use support::store::json_lines;
 use support::{run_ok, Scratch};
@@ -325,15 +325,7 @@ fn gemini_cli_sessions_go_to_agy_and_come_back() {
         let want = holds_of_session(&file);
         assert!(!want.texts.is_empty(), "{file:?}");
         // Gemini CLI -> agy: encode, pack, and read back with agy-decode.
-        let encoded = run_ok(
-            "agy-encode",
-            &["--format", "gemini-cli", file.to_str().unwrap()],
-            b"",
-        );
-        let root = scratch.join(format!("agy-{id}"));
-        run_ok("agy-pack", &["--root", root.to_str().unwrap()], &encoded);
-        let rows = rows(&root);
-        let decoded = json_lines(&run_ok("agy-decode", &[], &rows));
+        let (rows, decoded) = into_agy(&scratch, "gemini-cli", &file, id);
         let got = &holds_of_stream(&decoded, false)[id.as_str()];
         let gaps = missing(&want, got, id);
         assert!(gaps.is_empty(), "agy lost: {gaps:#?}");

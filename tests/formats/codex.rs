@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 
 use super::fake_responses::{FakeResponses, THOUGHT};
 use crate::support::clients::{codex, finish};
-use crate::support::corpus::{rows, sample, stores};
+use crate::support::corpus::{into_agy, rows, sample, stores};
 use crate::support::holds::{holds_of_stream, missing, Holds};
 use crate::support::store::json_lines;
 use crate::support::{self, run_ok, Scratch};
@@ -508,15 +508,7 @@ fn codex_sessions_go_to_agy_and_come_back() {
         let want = holds_of_items(&conversation(&response_items(&file)));
         assert!(!want.texts.is_empty());
         // Codex -> agy: encode, pack, and read back with agy-decode.
-        let encoded = run_ok(
-            "agy-encode",
-            &["--format", "codex", file.to_str().unwrap()],
-            b"",
-        );
-        let root = scratch.join(format!("agy-{id}"));
-        run_ok("agy-pack", &["--root", root.to_str().unwrap()], &encoded);
-        let rows = rows(&root);
-        let decoded = json_lines(&run_ok("agy-decode", &[], &rows));
+        let (rows, decoded) = into_agy(&scratch, "codex", &file, id);
         let got = &holds_of_stream(&decoded, false)[id.as_str()];
         let gaps = missing(&want, got, id);
         assert!(gaps.is_empty(), "agy lost: {gaps:#?}");

@@ -1,13 +1,17 @@
 //! The stores whose every conversation the format tests convert for the
 //! real clients (tests/formats.rs, tests/gemini_cli.rs): the sample store,
 //! and the generator's varieties (typed and GENERIC eras, failed calls,
-//! system messages, outputs long enough to spill into brain files); and
-//! their rows, as agy-dump writes them.
+//! system messages, outputs long enough to spill into brain files); their
+//! rows, as agy-dump writes them; and a store made of a client's own
+//! session file ([`into_agy`]).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use serde_json::Value;
+
+use super::store::json_lines;
 use super::{exe, run_ok, stderr, Scratch};
 
 /// The sample store of the repository (`examples/sample`).
@@ -82,4 +86,21 @@ pub fn stores(scratch: &Scratch) -> Vec<PathBuf> {
 /// The rows of the store at `root`: agy-dump's output, which must succeed.
 pub fn rows(root: &Path) -> Vec<u8> {
     run_ok("agy-dump", &[root.to_str().unwrap()], b"")
+}
+
+/// A client's session `file` into agy and out again: `agy-encode --format
+/// FORMAT FILE`, packed by agy-pack into the store `agy-ID` under
+/// `scratch`. Returns the store's rows and the plain message stream
+/// agy-decode reads from them.
+pub fn into_agy(scratch: &Scratch, format: &str, file: &Path, id: &str) -> (Vec<u8>, Vec<Value>) {
+    let encoded = run_ok(
+        "agy-encode",
+        &["--format", format, file.to_str().unwrap()],
+        b"",
+    );
+    let root = scratch.join(format!("agy-{id}"));
+    run_ok("agy-pack", &["--root", root.to_str().unwrap()], &encoded);
+    let rows = rows(&root);
+    let decoded = json_lines(&run_ok("agy-decode", &[], &rows));
+    (rows, decoded)
 }
