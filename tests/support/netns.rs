@@ -195,18 +195,21 @@ fn run_isolated(name: &str) {
 /// Fails unless this process sees no interface but a working loopback.
 fn assert_isolated() {
     let dev = std::fs::read_to_string("/proc/self/net/dev").expect("read /proc/self/net/dev");
-    let interfaces: Vec<&str> = dev
-        .lines()
-        .skip(2)
-        .filter_map(|l| l.split(':').next())
-        .map(str::trim)
-        .collect();
     assert_eq!(
-        interfaces,
+        interfaces(&dev),
         ["lo"],
         "{MARKER} is set, but this is not a loopback-only network namespace"
     );
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1 in the namespace");
     TcpStream::connect(listener.local_addr().unwrap())
         .expect("loopback is not up in the namespace");
+}
+
+/// The interfaces `/proc/…/net/dev` (its text, `dev`) lists.
+pub fn interfaces(dev: &str) -> Vec<&str> {
+    dev.lines()
+        .skip(2)
+        .filter_map(|l| l.split(':').next())
+        .map(str::trim)
+        .collect()
 }
