@@ -33,7 +33,7 @@ use agy_tools::stream::io::{Captured, Output};
 use fake_api::FakeApi;
 use serde_json::{json, Value};
 use support::clients::{claude, finish, python};
-use support::corpus::{into_agy, rows, sample, stores};
+use support::corpus::{into_agy, out_dir_args, rows, sample, stores};
 use support::holds::{holds_of_stream, message_stream, missing, result_text, Holds};
 use support::store::json_lines;
 use support::{run, run_ok, Scratch};
@@ -303,21 +303,6 @@ fn run_claude(claude: &Path, home: &Path, cwd: &Path, api: &FakeApi, args: &[&st
     result
 }
 
-/// `agy-decode` arguments that write sessions under `projects` (as
-/// `~/.claude/projects`) for the project `work`, then `more`.
-fn session_args<'a>(projects: &'a Path, work: &'a Path, more: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "--format",
-        "claude-code",
-        "--out-dir",
-        projects.to_str().unwrap(),
-        "--cwd",
-        work.to_str().unwrap(),
-    ];
-    args.extend_from_slice(more);
-    args
-}
-
 /// The directory name Claude Code keeps `work`'s sessions under.
 fn slug_of(work: &Path) -> String {
     project_slug(&std::fs::canonicalize(work).unwrap().to_string_lossy())
@@ -421,12 +406,10 @@ fn claude_code_resumes_every_converted_conversation() {
         let plain = json_lines(&run_ok("agy-decode", &[], &rows));
         // --thinking text for the last store, so thinking as text resumes too.
         let thinking = i == 2;
-        let more: &[&str] = if thinking {
-            &["--thinking", "text"]
-        } else {
-            &[]
-        };
-        let args = session_args(&projects, &work, more);
+        let mut args = out_dir_args("claude-code", &projects, &work);
+        if thinking {
+            args.extend(["--thinking", "text"]);
+        }
         let written = String::from_utf8(run_ok("agy-decode", &args, &rows)).unwrap();
         for (id, holds) in holds_of_stream(&plain, thinking) {
             let path = projects.join(slug_of(&work)).join(format!("{id}.jsonl"));
@@ -450,7 +433,11 @@ fn claude_code_resumes_every_converted_conversation() {
     // A session is never clobbered: its file may hold turns Claude Code
     // added since it was converted.
     let rows = rows(&sample());
-    let again = run("agy-decode", &session_args(&projects, &work, &[]), &rows);
+    let again = run(
+        "agy-decode",
+        &out_dir_args("claude-code", &projects, &work),
+        &rows,
+    );
     assert_eq!(again.status.code(), Some(1));
     assert!(support::stderr(&again).contains("exists (--force replaces it)"));
 }
@@ -526,7 +513,7 @@ fn claude_code_sessions_go_to_agy_and_come_back() {
             want.texts
         );
         // ... and back to Claude Code, which resumes it.
-        let args = session_args(&back_projects, &work, &[]);
+        let args = out_dir_args("claude-code", &back_projects, &work);
         let written = run_ok("agy-decode", &args, &rows);
         let path = PathBuf::from(String::from_utf8(written).unwrap().trim());
         sessions.push(id.clone());

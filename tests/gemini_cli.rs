@@ -26,7 +26,7 @@ use holds::{
 };
 use serde_json::{json, Value};
 use support::clients::{finish, gemini};
-use support::corpus::{into_agy, rows, stores};
+use support::corpus::{into_agy, out_dir_args, rows, stores};
 use support::holds::{message_stream, missing};
 use support::store::json_lines;
 use support::{run_ok, Scratch};
@@ -174,14 +174,7 @@ fn gemini_cli_resumes_every_converted_conversation() {
         let rows = rows(&root);
         let plain = json_lines(&run_ok("agy-decode", &[], &rows));
         let thinking = i == 2;
-        let mut args = vec![
-            "--format",
-            "gemini-cli",
-            "--out-dir",
-            gemini_dir.to_str().unwrap(),
-            "--cwd",
-            work.to_str().unwrap(),
-        ];
+        let mut args = out_dir_args("gemini-cli", &gemini_dir, &work);
         if thinking {
             args.extend(["--thinking", "text"]);
         }
@@ -211,14 +204,7 @@ fn gemini_cli_resumes_every_converted_conversation() {
         rows(&root)
     };
     let plain = json_lines(&run_ok("agy-decode", &[], &rows));
-    let args = [
-        "--format",
-        "gemini-cli",
-        "--out-dir",
-        gemini_dir.to_str().unwrap(),
-        "--cwd",
-        work.to_str().unwrap(),
-    ];
+    let args = out_dir_args("gemini-cli", &gemini_dir, &work);
     let file = PathBuf::from(
         String::from_utf8(run_ok("agy-decode", &args, &rows))
             .unwrap()
@@ -342,14 +328,7 @@ fn gemini_cli_sessions_go_to_agy_and_come_back() {
             "{meta}"
         );
         // ... and back to Gemini CLI, which resumes it.
-        let args = [
-            "--format",
-            "gemini-cli",
-            "--out-dir",
-            back_dir.to_str().unwrap(),
-            "--cwd",
-            work.to_str().unwrap(),
-        ];
+        let args = out_dir_args("gemini-cli", &back_dir, &work);
         let written = run_ok("agy-decode", &args, &rows);
         let path = PathBuf::from(String::from_utf8(written).unwrap().trim());
         wants.insert(id.clone(), (want, signatures_of_session(&path)));

@@ -7,7 +7,7 @@
 mod support;
 
 use serde_json::{json, Value};
-use support::corpus::{rows, sample};
+use support::corpus::{out_dir_args, rows, sample};
 use support::store::json_lines;
 use support::{run, run_ok, Scratch};
 
@@ -212,14 +212,7 @@ fn out_dir_registers_the_project_and_never_clobbers() {
     )
     .unwrap();
     let rows = rows(&sample());
-    let args = [
-        "--format",
-        "gemini-cli",
-        "--out-dir",
-        home.to_str().unwrap(),
-        "--cwd",
-        work.to_str().unwrap(),
-    ];
+    let args = out_dir_args("gemini-cli", &home, &work);
     let written = String::from_utf8(run_ok("agy-decode", &args, &rows)).unwrap();
     let real = std::fs::canonicalize(&work)
         .unwrap()

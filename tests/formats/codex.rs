@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 
 use super::fake_responses::{FakeResponses, THOUGHT};
 use crate::support::clients::{codex, finish};
-use crate::support::corpus::{into_agy, rows, sample, stores};
+use crate::support::corpus::{into_agy, out_dir_args, rows, sample, stores};
 use crate::support::holds::{holds_of_stream, missing, Holds};
 use crate::support::store::json_lines;
 use crate::support::{self, run_ok, Scratch};
@@ -390,14 +390,7 @@ fn codex_resumes_every_converted_conversation() {
         let plain = json_lines(&run_ok("agy-decode", &[], &rows));
         // --thinking text for the last store, so thinking as text resumes too.
         let thinking = i == 2;
-        let mut args = vec![
-            "--format",
-            "codex",
-            "--out-dir",
-            &out_dir,
-            "--cwd",
-            work.to_str().unwrap(),
-        ];
+        let mut args = out_dir_args("codex", &home.codex_home, &work);
         if thinking {
             args.extend(["--thinking", "text"]);
         }
@@ -474,25 +467,16 @@ fn codex_sessions_go_to_agy_and_come_back() {
     .collect::<String>();
     let messages_file = scratch.join("legacy.ndjson");
     std::fs::write(&messages_file, &stream).unwrap();
-    let out_dir = home.codex_home.to_str().unwrap().to_string();
     // agy-decode takes rows: encode the messages, then decode to Codex.
     let rows_of_stream = run_ok("agy-encode", &[messages_file.to_str().unwrap()], b"");
     run_ok(
         "agy-decode",
-        &[
-            "--format",
-            "codex",
-            "--out-dir",
-            &out_dir,
-            "--cwd",
-            work.to_str().unwrap(),
-        ],
+        &out_dir_args("codex", &home.codex_home, &work),
         &rows_of_stream,
     );
     here(&["resume", legacy_id, "RUN: echo legacy-shell"]);
 
     let back = Home::new(scratch.join("home-back"), &api);
-    let back_dir = back.codex_home.to_str().unwrap().to_string();
     let mut sessions = Vec::new();
     let mut wants = BTreeMap::new();
     for id in [&plain, &shell, &think, &legacy_id.to_string()] {
@@ -522,14 +506,7 @@ fn codex_sessions_go_to_agy_and_come_back() {
         // ... and back to Codex, which resumes it.
         let written = run_ok(
             "agy-decode",
-            &[
-                "--format",
-                "codex",
-                "--out-dir",
-                &back_dir,
-                "--cwd",
-                work.to_str().unwrap(),
-            ],
+            &out_dir_args("codex", &back.codex_home, &work),
             &rows,
         );
         let path = PathBuf::from(String::from_utf8(written).unwrap().trim());

@@ -83,6 +83,19 @@ pub fn stores(scratch: &Scratch) -> Vec<PathBuf> {
     roots
 }
 
+/// agy-decode's arguments that write `format`'s session files into the
+/// client's directory `out_dir`, for the project `cwd`.
+pub fn out_dir_args<'a>(format: &'a str, out_dir: &'a Path, cwd: &'a Path) -> Vec<&'a str> {
+    vec![
+        "--format",
+        format,
+        "--out-dir",
+        out_dir.to_str().unwrap(),
+        "--cwd",
+        cwd.to_str().unwrap(),
+    ]
+}
+
 /// The rows of the store at `root`: agy-dump's output, which must succeed.
 pub fn rows(root: &Path) -> Vec<u8> {
     run_ok("agy-dump", &[root.to_str().unwrap()], b"")
