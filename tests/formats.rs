@@ -34,7 +34,9 @@ use fake_api::FakeApi;
 use serde_json::{json, Value};
 use support::clients::{claude, finish, python};
 use support::corpus::{into_agy, out_dir_args, rows, sample, stores};
-use support::holds::{holds_of_stream, message_stream, missing, result_text, Holds};
+use support::holds::{
+    assert_came_back, assert_kept, holds_of_stream, message_stream, missing, result_text, Holds,
+};
 use support::store::json_lines;
 use support::{run, run_ok, Scratch};
 
@@ -169,8 +171,7 @@ fn anthropic_requests_pass_the_sdk_types_and_the_sequencing_rules() {
             for line in &lines {
                 let id = line["conversation"].as_str().unwrap();
                 let got = holds_of_request(line["messages"].as_array().unwrap());
-                let gaps = missing(&want[id], &got, id);
-                assert!(gaps.is_empty(), "{args:?} lost: {gaps:#?}");
+                assert_kept(&want[id], &got, id, &format!("{args:?}"));
             }
             conversations += lines.len();
             requests.extend_from_slice(&converted);
@@ -361,8 +362,7 @@ fn assistant_lines(session_file: &Path) -> usize {
 /// none of its repair texts.
 fn check_resumed(name: &str, request: &[Value], want: &Holds, assistant_lines: usize) {
     let got = holds_of_request(request);
-    let gaps = missing(want, &got, name);
-    assert!(gaps.is_empty(), "Claude Code's request lost: {gaps:#?}");
+    assert_kept(want, &got, name, "Claude Code's request");
     assert_eq!(
         got.assistant_turns, assistant_lines,
         "{name}: assistant turns merged or dropped"
@@ -502,16 +502,7 @@ fn claude_code_sessions_go_to_agy_and_come_back() {
         assert!(!want.texts.is_empty());
         // Claude Code -> agy: encode, pack, and read back with agy-decode.
         let (rows, decoded) = into_agy(&scratch, "claude-code", &file, id);
-        let got = &holds_of_stream(&decoded, false)[id.as_str()];
-        let gaps = missing(&want, got, id);
-        assert!(gaps.is_empty(), "agy lost: {gaps:#?}");
-        assert_eq!(
-            got.texts.len(),
-            want.texts.len(),
-            "{id}: {:#?} vs {:#?}",
-            got.texts,
-            want.texts
-        );
+        assert_came_back(&want, &holds_of_stream(&decoded, false)[id.as_str()], id);
         // ... and back to Claude Code, which resumes it.
         let args = out_dir_args("claude-code", &back_projects, &work);
         let written = run_ok("agy-decode", &args, &rows);

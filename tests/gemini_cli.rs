@@ -27,7 +27,7 @@ use holds::{
 use serde_json::{json, Value};
 use support::clients::{finish, gemini};
 use support::corpus::{into_agy, out_dir_args, rows, stores};
-use support::holds::{message_stream, missing};
+use support::holds::{assert_kept, message_stream};
 use support::store::json_lines;
 use support::{run_ok, Scratch};
 
@@ -313,8 +313,7 @@ fn gemini_cli_sessions_go_to_agy_and_come_back() {
         // Gemini CLI -> agy: encode, pack, and read back with agy-decode.
         let (rows, decoded) = into_agy(&scratch, "gemini-cli", &file, id);
         let got = &holds_of_stream(&decoded, false)[id.as_str()];
-        let gaps = missing(&want, got, id);
-        assert!(gaps.is_empty(), "agy lost: {gaps:#?}");
+        assert_kept(&want, got, id, "agy");
         assert_eq!(got.texts, want.texts, "{id}");
         assert_eq!(
             got.results.len(),

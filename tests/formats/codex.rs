@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use super::fake_responses::{FakeResponses, THOUGHT};
 use crate::support::clients::{codex, finish};
 use crate::support::corpus::{into_agy, out_dir_args, rows, sample, stores};
-use crate::support::holds::{holds_of_stream, missing, Holds};
+use crate::support::holds::{assert_came_back, assert_kept, holds_of_stream, Holds};
 use crate::support::store::json_lines;
 use crate::support::{self, run_ok, Scratch};
 
@@ -343,8 +343,7 @@ fn check_resumed(name: &str, request: &[Value], written: &[Value], want: &Holds)
             got.results.insert((id.clone(), text.clone()));
         }
     }
-    let gaps = missing(want, &got, name);
-    assert!(gaps.is_empty(), "Codex's request lost: {gaps:#?}");
+    assert_kept(want, &got, name, "Codex's request");
     for (id, output) in &got.results {
         assert_ne!(output, ABORTED, "{name}: Codex made up the output of {id}");
     }
@@ -493,16 +492,7 @@ fn codex_sessions_go_to_agy_and_come_back() {
         assert!(!want.texts.is_empty());
         // Codex -> agy: encode, pack, and read back with agy-decode.
         let (rows, decoded) = into_agy(&scratch, "codex", &file, id);
-        let got = &holds_of_stream(&decoded, false)[id.as_str()];
-        let gaps = missing(&want, got, id);
-        assert!(gaps.is_empty(), "agy lost: {gaps:#?}");
-        assert_eq!(
-            got.texts.len(),
-            want.texts.len(),
-            "{id}: {:#?} vs {:#?}",
-            got.texts,
-            want.texts
-        );
+        assert_came_back(&want, &holds_of_stream(&decoded, false)[id.as_str()], id);
         // ... and back to Codex, which resumes it.
         let written = run_ok(
             "agy-decode",

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::{REPAIR_TEXTS, TOOLS};
-use crate::support::holds::{holds_of_stream_as, missing, result_text, Holds};
+use crate::support::holds::{assert_kept, holds_of_stream_as, result_text, Holds};
 use crate::support::store::json_lines;
 
 /// A common-named call under Gemini CLI's name (`to_gemini`), or back.
@@ -149,8 +149,7 @@ pub fn check_resumed(
     signatures: &BTreeMap<String, String>,
 ) {
     let got = holds_of_request(name, contents);
-    let gaps = missing(want, &got, name);
-    assert!(gaps.is_empty(), "Gemini CLI's request lost: {gaps:#?}");
+    assert_kept(want, &got, name, "Gemini CLI's request");
     for content in contents {
         for part in content["parts"].as_array().unwrap() {
             if let Some(id) = part["functionCall"]["id"].as_str() {

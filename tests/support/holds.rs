@@ -130,6 +130,27 @@ pub fn missing(want: &Holds, got: &Holds, what: &str) -> Vec<String> {
     missing
 }
 
+/// Fails unless `got` holds everything `want` does (of conversation
+/// `what`), saying what `by` lost.
+pub fn assert_kept(want: &Holds, got: &Holds, what: &str, by: &str) {
+    let gaps = missing(want, got, what);
+    assert!(gaps.is_empty(), "{by} lost: {gaps:#?}");
+}
+
+/// Checks a client's session `id` that went into agy and came back out
+/// (`got`, read from agy-decode's stream) against what the session held
+/// (`want`): nothing lost, and no text more.
+pub fn assert_came_back(want: &Holds, got: &Holds, id: &str) {
+    assert_kept(want, got, id, "agy");
+    assert_eq!(
+        got.texts.len(),
+        want.texts.len(),
+        "{id}: {:#?} vs {:#?}",
+        got.texts,
+        want.texts
+    );
+}
+
 /// A message stream of conversation `id`: each of `messages` (a message
 /// record's keys but `conversation` and `kind`) as a line, then `meta` (a
 /// meta record, whole).
