@@ -25,14 +25,14 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use agy_tools::format::claude_code::project_slug;
 use agy_tools::format::{self, Converter, Format};
 use agy_tools::stream::io::{Captured, Output};
 use fake_api::FakeApi;
 use serde_json::{json, Value};
-use support::clients::{claude, finish, python};
+use support::clients::{self, claude, python};
 use support::corpus::{into_agy, out_dir_args, rows, sample, stores};
 use support::holds::{
     assert_came_back, assert_kept, holds_of_stream, message_stream, missing, result_text, Holds,
@@ -268,27 +268,25 @@ fn anthropic_requests_pass_the_sdk_types_and_the_sequencing_rules() {
 fn run_claude(claude: &Path, home: &Path, cwd: &Path, api: &FakeApi, args: &[&str]) -> Value {
     let tmp = home.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
-    let child = Command::new(claude)
-        .args(args)
-        .args(["--output-format", "json"])
-        .current_dir(cwd)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", home)
-        .env("TMPDIR", &tmp)
-        .env("CLAUDE_CODE_TMPDIR", &tmp)
-        .env("ANTHROPIC_BASE_URL", api.base_url())
-        .env("ANTHROPIC_API_KEY", "sk-ant-test-not-a-key")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = finish(child, "claude", args);
+    let out = clients::run(
+        Command::new(claude)
+            .args(args)
+            .args(["--output-format", "json"])
+            .current_dir(cwd)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", home)
+            .env("TMPDIR", &tmp)
+            .env("CLAUDE_CODE_TMPDIR", &tmp)
+            .env("ANTHROPIC_BASE_URL", api.base_url())
+            .env("ANTHROPIC_API_KEY", "sk-ant-test-not-a-key")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        "claude",
+        args,
+    );
     let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
         panic!(
             "claude {args:?}: {:?}\n{}\n{}",

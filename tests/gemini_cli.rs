@@ -17,7 +17,7 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use fake_gemini::FakeGemini;
 use holds::{
@@ -25,7 +25,7 @@ use holds::{
     signatures_of_session,
 };
 use serde_json::{json, Value};
-use support::clients::{finish, gemini};
+use support::clients::{self, gemini};
 use support::corpus::{into_agy, out_dir_args, rows, stores};
 use support::holds::{assert_kept, message_stream};
 use support::store::json_lines;
@@ -88,24 +88,22 @@ fn run_gemini(
 ) -> Value {
     let tmp = home.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
-    let child = Command::new(&client.0)
-        .arg(&client.1)
-        .args(["--model", MODEL, "--output-format", "json"])
-        .args(args)
-        .current_dir(cwd)
-        .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("HOME", home)
-        .env("TMPDIR", &tmp)
-        .env("GEMINI_API_KEY", "test-key-not-a-key")
-        .env("GOOGLE_GEMINI_BASE_URL", api.base_url())
-        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = finish(child, "gemini", args);
+    let out = clients::run(
+        Command::new(&client.0)
+            .arg(&client.1)
+            .args(["--model", MODEL, "--output-format", "json"])
+            .args(args)
+            .current_dir(cwd)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", home)
+            .env("TMPDIR", &tmp)
+            .env("GEMINI_API_KEY", "test-key-not-a-key")
+            .env("GOOGLE_GEMINI_BASE_URL", api.base_url())
+            .env("GEMINI_CLI_TRUST_WORKSPACE", "true"),
+        "gemini",
+        args,
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let result: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
         panic!(

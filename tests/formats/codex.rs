@@ -12,14 +12,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use agy_tools::agy::tools;
 use agy_tools::format::codex::TOOLS;
 use serde_json::{json, Value};
 
 use super::fake_responses::{FakeResponses, THOUGHT};
-use crate::support::clients::{codex, finish};
+use crate::support::clients::{self, codex};
 use crate::support::corpus::{into_agy, out_dir_args, rows, sample, stores};
 use crate::support::holds::{assert_came_back, assert_kept, holds_of_stream, Holds};
 use crate::support::store::json_lines;
@@ -106,22 +106,20 @@ supports_websockets = false
 /// environment but PATH; gives up (killing it) after two minutes. Returns
 /// the id of the thread it ran.
 fn run_codex(codex: &Path, home: &Home, cwd: &Path, args: &[&str]) -> String {
-    let child = Command::new(codex)
-        .args(["exec", "--json", "--skip-git-repo-check"])
-        .args(args)
-        .current_dir(cwd)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", &home.home)
-        .env("CODEX_HOME", &home.codex_home)
-        .env("FAKE_RESPONSES_KEY", "sk-test-not-a-key")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = finish(child, "codex", args);
+    let out = clients::run(
+        Command::new(codex)
+            .args(["exec", "--json", "--skip-git-repo-check"])
+            .args(args)
+            .current_dir(cwd)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", &home.home)
+            .env("CODEX_HOME", &home.codex_home)
+            .env("FAKE_RESPONSES_KEY", "sk-test-not-a-key")
+            .env("NO_COLOR", "1"),
+        "codex",
+        args,
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

@@ -2,8 +2,8 @@
 //! SDK's Python, Claude Code, Codex CLI, Gemini CLI on node): where
 //! `.ci/run` installs them (`target/ext/`, or the directory named by
 //! `AGY_TEST_EXT`), the loud SKIP when one is missing (a failure under
-//! `CI`, whose `.ci/run` installs every client), and the wait for a run of
-//! one with a time limit.
+//! `CI`, whose `.ci/run` installs every client), and a run of one with a
+//! time limit ([`run`]).
 //!
 //! Usage, at the top of a test that needs a client:
 //!
@@ -13,7 +13,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Output};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// The environment variable naming the directory the clients are
@@ -95,9 +95,16 @@ pub fn gemini() -> Option<(PathBuf, PathBuf)> {
     }
 }
 
-/// Waits for `child`, a run of client `what` with `args`, and returns its
-/// output; kills it (and fails) when it takes longer than [`RUN_LIMIT`].
-pub fn finish(mut child: Child, what: &str, args: &[&str]) -> Output {
+/// Runs `command`, client `what` with `args`, with no stdin, and returns
+/// its output; kills it (and fails) when it takes longer than
+/// [`RUN_LIMIT`].
+pub fn run(command: &mut Command, what: &str, args: &[&str]) -> Output {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let deadline = Instant::now() + RUN_LIMIT;
     while child.try_wait().unwrap().is_none() {
         if Instant::now() > deadline {
