@@ -230,6 +230,7 @@ decode=$bin/agy-decode
 encode=$bin/agy-encode
 pack=$bin/agy-pack
 render=$bin/agy-render
+ls=$bin/agy-ls
 steps_sql="select idx, step_type, status, has_subtrajectory, hex(metadata), hex(error_details), hex(permissions), hex(task_details), hex(render_info), hex(step_payload), step_format from steps"
 
 if [[ -z $only ]]; then
@@ -269,6 +270,20 @@ if have_tool agy-encode && [[ -s $scratch/big.messages.ndjson ]]; then
     fi
     # Writing the unedited messages back onto their rows (issue 9).
     measure encode_onto "'$encode' --onto '$scratch/big.rows.ndjson' < '$scratch/big.messages.ndjson' > /dev/null"
+fi
+
+if have_tool agy-ls; then
+    # Issue 18: listing 2,000 conversations, without an index and with one
+    # that lists each (built by --reindex in a hard-linked copy, so the
+    # shared store stays as generated).
+    measure ls "'$ls' '$store' > /dev/null"
+    if have_tool agy-pack; then
+        rm -rf "$scratch/store-indexed"
+        cp -al "$store" "$scratch/store-indexed"
+        measure reindex "'$pack' --reindex --root '$scratch/store-indexed' > /dev/null" "rm -f '$scratch/store-indexed/conversation_summaries.db'"
+        "$pack" --reindex --root "$scratch/store-indexed" >/dev/null
+        measure ls_indexed "'$ls' '$scratch/store-indexed' > /dev/null"
+    fi
 fi
 
 if have_tool agy-render && [[ -s $scratch/big.messages.ndjson ]]; then
@@ -494,6 +509,21 @@ if got store32; then
 fi
 row "same (alternative)" "txcript, one process" "1.9 s (issue)" "5 MiB (issue)" "" "" "not installable here; issue's figure"
 
+# 3b. list (issue 18).
+if got ls; then
+    v=$(verdict "$(le "${wall[ls]}" 1.0)")
+    row "list 2,000 conversations (no index)" "\`agy-ls ROOT2000\`" "$(secs ls)" "$(mib ls)" "$(ratio "${wall[ls]}" "${wall[store]:-${wall[ls]}}") vs dump \| decode" "< 1 s" "$v"
+else
+    row "list 2,000 conversations" "\`agy-ls ROOT2000\`" "$(missing ls agy-ls)" "" "" "< 1 s" ""
+fi
+if got ls_indexed; then
+    v=$(verdict "$(le "${wall[ls_indexed]}" 1.0)")
+    row "same, every conversation in the index" "\`agy-ls ROOT2000+INDEX\`" "$(secs ls_indexed)" "$(mib ls_indexed)" "" "< 1 s" "$v"
+fi
+if got reindex; then
+    row "build the index of 2,000 conversations" "\`agy-pack --reindex --root ROOT2000+INDEX\`" "$(secs reindex)" "$(mib reindex)" "" "(information)" ""
+fi
+
 # 4. pack.
 alt_restore=""
 got sqlite_restore && alt_restore=${wall[sqlite_restore]}
@@ -570,6 +600,7 @@ fi
 
 echo
 echo "Paths: big.db = ${big#"$top"/}; ROOT2000 = ${store#"$top"/}; ROOT2000-32K = ${store32#"$top"/};"
+echo "ROOT2000+INDEX = ROOT2000 hard-linked into ${scratch#"$top"/}/store-indexed with an index from agy-pack --reindex;"
 echo "1k.db = ${db1k#"$top"/}; 50k.db = ${db50k#"$top"/}; 1.db = ${db1#"$top"/}; big.rows.ndjson and big.messages.ndjson are"
 echo "written to ${scratch#"$top"/} by agy-dump and agy-decode before the rows that read them."
 echo "Pipelines are timed as a whole; their peak RSS is given per stage (first/second)."

@@ -190,6 +190,9 @@ fn run() -> Result<()> {
             &plan,
             sizes,
         )?);
+        if options.sample && options.brain && index == 0 {
+            write_artifacts(&options.root, &conversation)?;
+        }
     }
     eprintln!(
         "gen-store: {} conversation(s), {} steps, {} bytes of rows, {} bytes of .db files in {:.2} s -> {}",
@@ -2072,6 +2075,48 @@ fn write_conversation(
     }
     totals.db_bytes = fs::metadata(&db_path)?.len();
     Ok(totals)
+}
+
+/// The artifacts agy keeps at the top of a conversation's brain directory
+/// (FORMAT.md 1): a task list, an implementation plan with its metadata
+/// companion, and a walkthrough, as Markdown. The sample's first
+/// conversation has them, so the tour shows agy-render's artifacts.
+fn write_artifacts(root: &Path, conversation: &Conversation) -> Result<()> {
+    let dir = root.join("brain").join(&conversation.id);
+    let title = &conversation.title;
+    let workspace = &conversation.workspace;
+    let files = [
+        (
+            "task.md",
+            format!(
+                "# Task: {title}\n\n- [x] Reproduce it in `{workspace}`\n- [x] Find the cause\n- [x] Fix it\n- [ ] Add a regression test\n"
+            ),
+        ),
+        (
+            "implementation_plan.md",
+            format!(
+                "# Implementation plan\n\n## Goal\n\n{title}, without changing the public API.\n\n## Steps\n\n1. Read the failing path and its tests.\n2. Change the one function at fault.\n3. Run the whole suite.\n\n| Risk | Mitigation |\n| --- | --- |\n| other callers | run every test |\n\n```sh\ncargo test\n```\n"
+            ),
+        ),
+        (
+            "implementation_plan.md.metadata.json",
+            format!(
+                "{{\"artifactType\":\"ARTIFACT_TYPE_IMPLEMENTATION_PLAN\",\"summary\":\"How to {}\",\"updatedAt\":\"{}\",\"version\":\"1\"}}\n",
+                title.to_lowercase(),
+                utc_text(conversation.started + 60)
+            ),
+        ),
+        (
+            "walkthrough.md",
+            format!(
+                "# Walkthrough\n\n{title}: done. The change is small and covered by the existing tests.\n\n> Run `cargo test` to check it again.\n"
+            ),
+        ),
+    ];
+    for (name, text) in files {
+        fs::write(dir.join(name), text)?;
+    }
+    Ok(())
 }
 
 /// CortexTrajectoryMetadata, the `trajectory_metadata_blob` "main" row.

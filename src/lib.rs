@@ -11,9 +11,9 @@
 //! 4. [`kinds`]: step kinds as messages, both ways; [`store`]: SQLite
 //!    databases and the data root;
 //! 5. one folder per tool: [`decode`] (rows to messages), then [`encode`]
-//!    (messages to rows, and `--onto` edits), [`pack`] (rows to databases);
-//!    then [`format`] (other agents' formats) and [`render`] (pages for
-//!    people);
+//!    (messages to rows, and `--onto` edits), [`pack`] (rows to databases)
+//!    and [`list`] (a root's conversations, agy-ls); then [`format`] (other
+//!    agents' formats) and [`render`] (pages for people);
 //! 6. [`cli`]: the flags and the shell around a binary.
 //!
 //! The binaries in `src/bin/` are thin mains over [`cli`] and the tool
@@ -31,6 +31,7 @@ pub mod store;
 pub mod decode;
 pub mod encode;
 pub mod format;
+pub mod list;
 pub mod pack;
 pub mod render;
 

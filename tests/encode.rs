@@ -200,6 +200,7 @@ fn rows_are_a_complete_conversation() {
             "row steps",
             "row steps",
             "row trajectory_metadata_blob",
+            "index",
             "file .system_generated/logs/transcript.jsonl",
             "file .system_generated/logs/transcript_full.jsonl",
         ]
@@ -219,7 +220,7 @@ fn rows_are_a_complete_conversation() {
     assert_eq!(&payload[..4], [0x08, 14, 0x20, 3]);
     assert_eq!(payload[4], 0x2a);
     assert_eq!(&payload[6..6 + metadata.len()], &metadata[..]);
-    let transcript = records[14]["text"].as_str().unwrap();
+    let transcript = records[15]["text"].as_str().unwrap();
     let first: Value = serde_json::from_str(transcript.lines().next().unwrap()).unwrap();
     assert_eq!(
         first,

@@ -23,17 +23,22 @@ mod fake_api;
 mod fake_responses;
 mod support;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use agy_tools::format::claude_code::project_slug;
 use agy_tools::format::{self, Converter, Format};
 use agy_tools::stream::io::{Captured, Output};
 use fake_api::FakeApi;
 use serde_json::{json, Value};
-use support::{exe, run, run_ok, Scratch};
+use support::clients::{self, claude, python};
+use support::corpus::{into_agy, out_dir_args, rows, sample, stores};
+use support::holds::{
+    assert_came_back, assert_kept, holds_of_stream, message_stream, missing, result_text, Holds,
+};
+use support::store::json_lines;
+use support::{run, run_ok, Scratch};
 
 /// What Claude Code writes when it repairs a history it cannot send: a
 /// request holding any of these means the session needed repairing.
@@ -44,125 +49,6 @@ const REPAIR_TEXTS: &[&str] = &[
     "No response requested.",
     "Continue from where you left off.",
 ];
-
-fn ext_dir() -> PathBuf {
-    match std::env::var_os("AGY_TEST_EXT") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ext"),
-    }
-}
-
-/// `path` if it exists; otherwise says loudly why the test cannot run (and
-/// fails under CI, whose `.ci/run` installs every client).
-fn client(path: PathBuf, what: &str) -> Option<PathBuf> {
-    if path.exists() {
-        return Some(path);
-    }
-    let why = format!(
-        "{what} is not installed at {}; .ci/run installs it",
-        path.display()
-    );
-    if std::env::var_os("CI").is_some() {
-        panic!("{why}");
-    }
-    eprintln!("SKIPPED: {why}");
-    None
-}
-
-fn python() -> Option<PathBuf> {
-    client(
-        ext_dir().join("venv/bin/python"),
-        "the anthropic SDK's venv",
-    )
-}
-
-fn claude() -> Option<PathBuf> {
-    client(
-        ext_dir().join("claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude"),
-        "Claude Code",
-    )
-}
-
-/// The generator, built by `cargo test` with the other examples (or here,
-/// when only this test target was built).
-fn gen_store() -> PathBuf {
-    let path = exe("agy-dump").parent().unwrap().join(format!(
-        "examples/gen-store{}",
-        std::env::consts::EXE_SUFFIX
-    ));
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "--example", "gen-store"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .unwrap();
-        assert!(status.success(), "cargo build --example gen-store failed");
-    }
-    path
-}
-
-/// The stores every conversation of which is converted: the sample, and
-/// the generator's varieties (typed and GENERIC eras, failed calls, system
-/// messages, outputs long enough to spill into brain files).
-fn stores(scratch: &Scratch) -> Vec<PathBuf> {
-    let mut roots = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample")];
-    for (name, args) in [
-        (
-            "varied",
-            &[
-                "--conversations",
-                "4",
-                "--steps",
-                "40",
-                "--max-output",
-                "3000",
-                "--seed",
-                "11",
-            ][..],
-        ),
-        (
-            "spilled",
-            &[
-                "--conversations",
-                "4",
-                "--steps",
-                "16",
-                "--max-output",
-                "90000",
-                "--seed",
-                "5",
-            ][..],
-        ),
-    ] {
-        let root = scratch.join(name);
-        let out = Command::new(gen_store())
-            .arg("--root")
-            .arg(&root)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "gen-store {args:?}: {}",
-            support::stderr(&out)
-        );
-        roots.push(root);
-    }
-    roots
-}
-
-fn rows(root: &Path) -> Vec<u8> {
-    run_ok("agy-dump", &[root.to_str().unwrap()], b"")
-}
-
-fn json_lines(bytes: &[u8]) -> Vec<Value> {
-    bytes
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
-        .collect()
-}
 
 /// A conversation in the message stream as agy-decode is about to write
 /// it (issue 9): every message names its steps in `idx` (a number or a
@@ -202,20 +88,9 @@ fn future_stream() -> String {
                "content": [{"type": "thinking", "thinking": "", "signature": "c2ln"},
                            {"type": "text", "text": "Done: a and b.  \n"}]}),
     ];
-    let mut stream = String::new();
-    for record in records {
-        let mut line = json!({"conversation": FUTURE_ID, "kind": "message"});
-        line.as_object_mut()
-            .unwrap()
-            .extend(record.as_object().unwrap().clone());
-        stream.push_str(&format!("{line}\n"));
-    }
-    stream.push_str(&format!(
-        "{}\n",
-        json!({"conversation": FUTURE_ID, "kind": "meta", "id": FUTURE_ID, "cwd": "/nowhere",
-               "title": "Tidy", "model": "gemini-3-flash", "lineage": {"future": true}})
-    ));
-    stream
+    let meta = json!({"conversation": FUTURE_ID, "kind": "meta", "id": FUTURE_ID, "cwd": "/nowhere",
+                      "title": "Tidy", "model": "gemini-3-flash", "lineage": {"future": true}});
+    message_stream(FUTURE_ID, records, &meta)
 }
 
 /// Converts a message stream with the library's converter.
@@ -229,89 +104,6 @@ fn convert(stream: &str, format: Format, options: format::Options) -> Vec<u8> {
     converter.finish(&mut out).unwrap();
     out.flush().unwrap();
     captured.take()
-}
-
-/// What a conversation must still hold after conversion: its texts, its
-/// calls with their inputs, and each result (as text) of a declared call.
-#[derive(Debug, Default)]
-struct Holds {
-    texts: BTreeSet<String>,
-    calls: BTreeSet<(String, String, String)>,
-    results: BTreeSet<(String, String)>,
-    assistant_turns: usize,
-}
-
-fn result_text(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        Value::Array(blocks) if blocks.iter().all(|b| b["type"] == "text") => blocks
-            .iter()
-            .map(|b| b["text"].as_str().unwrap())
-            .collect::<Vec<_>>()
-            .join(""),
-        other => other.to_string(),
-    }
-}
-
-/// What each conversation of a plain message stream holds.
-fn holds_of_stream(stream: &[Value], thinking_as_text: bool) -> BTreeMap<String, Holds> {
-    let mut all: BTreeMap<String, Holds> = BTreeMap::new();
-    let mut declared = BTreeSet::new();
-    for record in stream.iter().filter(|r| r["kind"] == "message") {
-        let holds = all
-            .entry(record["conversation"].as_str().unwrap().to_string())
-            .or_default();
-        if record["role"] == "system" {
-            continue;
-        }
-        for block in record["content"].as_array().unwrap() {
-            match block["type"].as_str().unwrap() {
-                "text" if !block["text"].as_str().unwrap().trim().is_empty() => {
-                    holds
-                        .texts
-                        .insert(block["text"].as_str().unwrap().to_string());
-                }
-                "thinking" if thinking_as_text => {
-                    let thinking = block["thinking"].as_str().unwrap();
-                    if !thinking.trim().is_empty() {
-                        holds
-                            .texts
-                            .insert(format!("<thinking>\n{thinking}\n</thinking>"));
-                    }
-                }
-                "tool_use" => {
-                    let id = block["id"].as_str().unwrap().to_string();
-                    declared.insert(id.clone());
-                    holds.calls.insert((
-                        id,
-                        block["name"].as_str().unwrap().to_string(),
-                        block["input"].to_string(),
-                    ));
-                }
-                "tool_result" => {
-                    let id = block["tool_use_id"].as_str().unwrap().to_string();
-                    let text = result_text(&block["content"]);
-                    if declared.remove(&id) {
-                        if !text.trim().is_empty() {
-                            holds.results.insert((id, text));
-                        }
-                    } else {
-                        let error = if block["is_error"] == true {
-                            " (error)"
-                        } else {
-                            ""
-                        };
-                        holds
-                            .texts
-                            .insert(format!("Tool result for {id}{error}: {text}"));
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    all
 }
 
 /// What a Messages API request body holds.
@@ -353,28 +145,6 @@ fn holds_of_request(messages: &[Value]) -> Holds {
     holds
 }
 
-/// Says what of `want` is not in `got`.
-fn missing(want: &Holds, got: &Holds, what: &str) -> Vec<String> {
-    let cut = |s: &str| s.chars().take(100).collect::<String>();
-    let mut missing: Vec<String> = Vec::new();
-    missing.extend(
-        want.texts
-            .difference(&got.texts)
-            .map(|t| format!("{what}: text {:?}", cut(t))),
-    );
-    missing.extend(
-        want.calls
-            .difference(&got.calls)
-            .map(|c| format!("{what}: call {c:?}")),
-    );
-    missing.extend(
-        want.results
-            .difference(&got.results)
-            .map(|(id, text)| format!("{what}: result of {id}: {:?}", cut(text))),
-    );
-    missing
-}
-
 #[test]
 fn anthropic_requests_pass_the_sdk_types_and_the_sequencing_rules() {
     let Some(python) = python() else { return };
@@ -401,8 +171,7 @@ fn anthropic_requests_pass_the_sdk_types_and_the_sequencing_rules() {
             for line in &lines {
                 let id = line["conversation"].as_str().unwrap();
                 let got = holds_of_request(line["messages"].as_array().unwrap());
-                let gaps = missing(&want[id], &got, id);
-                assert!(gaps.is_empty(), "{args:?} lost: {gaps:#?}");
+                assert_kept(&want[id], &got, id, &format!("{args:?}"));
             }
             conversations += lines.len();
             requests.extend_from_slice(&converted);
@@ -499,35 +268,25 @@ fn anthropic_requests_pass_the_sdk_types_and_the_sequencing_rules() {
 fn run_claude(claude: &Path, home: &Path, cwd: &Path, api: &FakeApi, args: &[&str]) -> Value {
     let tmp = home.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
-    let mut child = Command::new(claude)
-        .args(args)
-        .args(["--output-format", "json"])
-        .current_dir(cwd)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", home)
-        .env("TMPDIR", &tmp)
-        .env("CLAUDE_CODE_TMPDIR", &tmp)
-        .env("ANTHROPIC_BASE_URL", api.base_url())
-        .env("ANTHROPIC_API_KEY", "sk-ant-test-not-a-key")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("DISABLE_ERROR_REPORTING", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("claude {args:?} did not finish in two minutes");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = clients::run(
+        Command::new(claude)
+            .args(args)
+            .args(["--output-format", "json"])
+            .current_dir(cwd)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", home)
+            .env("TMPDIR", &tmp)
+            .env("CLAUDE_CODE_TMPDIR", &tmp)
+            .env("ANTHROPIC_BASE_URL", api.base_url())
+            .env("ANTHROPIC_API_KEY", "sk-ant-test-not-a-key")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        "claude",
+        args,
+    );
     let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
         panic!(
             "claude {args:?}: {:?}\n{}\n{}",
@@ -541,21 +300,6 @@ fn run_claude(claude: &Path, home: &Path, cwd: &Path, api: &FakeApi, args: &[&st
         "claude {args:?}: {result}"
     );
     result
-}
-
-/// `agy-decode` arguments that write sessions under `projects` (as
-/// `~/.claude/projects`) for the project `work`, then `more`.
-fn session_args<'a>(projects: &'a Path, work: &'a Path, more: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "--format",
-        "claude-code",
-        "--out-dir",
-        projects.to_str().unwrap(),
-        "--cwd",
-        work.to_str().unwrap(),
-    ];
-    args.extend_from_slice(more);
-    args
 }
 
 /// The directory name Claude Code keeps `work`'s sessions under.
@@ -616,8 +360,7 @@ fn assistant_lines(session_file: &Path) -> usize {
 /// none of its repair texts.
 fn check_resumed(name: &str, request: &[Value], want: &Holds, assistant_lines: usize) {
     let got = holds_of_request(request);
-    let gaps = missing(want, &got, name);
-    assert!(gaps.is_empty(), "Claude Code's request lost: {gaps:#?}");
+    assert_kept(want, &got, name, "Claude Code's request");
     assert_eq!(
         got.assistant_turns, assistant_lines,
         "{name}: assistant turns merged or dropped"
@@ -661,12 +404,10 @@ fn claude_code_resumes_every_converted_conversation() {
         let plain = json_lines(&run_ok("agy-decode", &[], &rows));
         // --thinking text for the last store, so thinking as text resumes too.
         let thinking = i == 2;
-        let more: &[&str] = if thinking {
-            &["--thinking", "text"]
-        } else {
-            &[]
-        };
-        let args = session_args(&projects, &work, more);
+        let mut args = out_dir_args("claude-code", &projects, &work);
+        if thinking {
+            args.extend(["--thinking", "text"]);
+        }
         let written = String::from_utf8(run_ok("agy-decode", &args, &rows)).unwrap();
         for (id, holds) in holds_of_stream(&plain, thinking) {
             let path = projects.join(slug_of(&work)).join(format!("{id}.jsonl"));
@@ -689,8 +430,12 @@ fn claude_code_resumes_every_converted_conversation() {
 
     // A session is never clobbered: its file may hold turns Claude Code
     // added since it was converted.
-    let rows = rows(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample"));
-    let again = run("agy-decode", &session_args(&projects, &work, &[]), &rows);
+    let rows = rows(&sample());
+    let again = run(
+        "agy-decode",
+        &out_dir_args("claude-code", &projects, &work),
+        &rows,
+    );
     assert_eq!(again.status.code(), Some(1));
     assert!(support::stderr(&again).contains("exists (--force replaces it)"));
 }
@@ -754,27 +499,10 @@ fn claude_code_sessions_go_to_agy_and_come_back() {
         let want = holds_of_session(&file);
         assert!(!want.texts.is_empty());
         // Claude Code -> agy: encode, pack, and read back with agy-decode.
-        let encoded = run_ok(
-            "agy-encode",
-            &["--format", "claude-code", file.to_str().unwrap()],
-            b"",
-        );
-        let root = scratch.join(format!("agy-{id}"));
-        run_ok("agy-pack", &["--root", root.to_str().unwrap()], &encoded);
-        let rows = rows(&root);
-        let decoded = json_lines(&run_ok("agy-decode", &[], &rows));
-        let got = &holds_of_stream(&decoded, false)[id.as_str()];
-        let gaps = missing(&want, got, id);
-        assert!(gaps.is_empty(), "agy lost: {gaps:#?}");
-        assert_eq!(
-            got.texts.len(),
-            want.texts.len(),
-            "{id}: {:#?} vs {:#?}",
-            got.texts,
-            want.texts
-        );
+        let (rows, decoded) = into_agy(&scratch, "claude-code", &file, id);
+        assert_came_back(&want, &holds_of_stream(&decoded, false)[id.as_str()], id);
         // ... and back to Claude Code, which resumes it.
-        let args = session_args(&back_projects, &work, &[]);
+        let args = out_dir_args("claude-code", &back_projects, &work);
         let written = run_ok("agy-decode", &args, &rows);
         let path = PathBuf::from(String::from_utf8(written).unwrap().trim());
         sessions.push(id.clone());

@@ -17,15 +17,18 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use fake_gemini::FakeGemini;
 use holds::{
-    check_order, check_resumed, holds_of_session, holds_of_stream, json_lines, missing,
-    order_of_stream, sent_ids, signatures_of_session,
+    check_order, check_resumed, holds_of_session, holds_of_stream, order_of_stream, sent_ids,
+    signatures_of_session,
 };
 use serde_json::{json, Value};
+use support::clients::{self, gemini};
+use support::corpus::{into_agy, out_dir_args, rows, stores};
+use support::holds::{assert_kept, message_stream};
+use support::store::json_lines;
 use support::{run_ok, Scratch};
 
 /// What Gemini CLI writes when it repairs a history it was given: a
@@ -57,42 +60,6 @@ const TOOLS: &[ToolRow] = &[
     ("Edit", "replace", &[]),
 ];
 
-fn ext_dir() -> PathBuf {
-    match std::env::var_os("AGY_TEST_EXT") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("target/ext"),
-    }
-}
-
-/// Says loudly why a test cannot run; fails under CI, whose `.ci/run`
-/// installs the client.
-fn missing_client(why: String) -> Option<(PathBuf, PathBuf)> {
-    if std::env::var_os("CI").is_some() {
-        panic!("{why}");
-    }
-    eprintln!("SKIPPED: {why}");
-    None
-}
-
-/// Node and Gemini CLI's entry script, when both are there.
-fn gemini() -> Option<(PathBuf, PathBuf)> {
-    let script = ext_dir().join("gemini-cli/node_modules/@google/gemini-cli/bundle/gemini.js");
-    if !script.exists() {
-        return missing_client(format!(
-            "Gemini CLI is not installed at {}; .ci/run installs it",
-            script.display()
-        ));
-    }
-    let node = ["/usr/local/bin/node", "/usr/bin/node"]
-        .into_iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists());
-    match node {
-        Some(node) => Some((node, script)),
-        None => missing_client("node is not installed; Gemini CLI runs on it".to_string()),
-    }
-}
-
 /// A home for Gemini CLI with the settings it needs offline: the API key
 /// method (else "Invalid auth method selected"), and no update checks,
 /// usage statistics, telemetry or session cleanup (which deletes sessions
@@ -121,33 +88,22 @@ fn run_gemini(
 ) -> Value {
     let tmp = home.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
-    let mut child = Command::new(&client.0)
-        .arg(&client.1)
-        .args(["--model", MODEL, "--output-format", "json"])
-        .args(args)
-        .current_dir(cwd)
-        .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .env("HOME", home)
-        .env("TMPDIR", &tmp)
-        .env("GEMINI_API_KEY", "test-key-not-a-key")
-        .env("GOOGLE_GEMINI_BASE_URL", api.base_url())
-        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("gemini {args:?} did not finish in two minutes");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = clients::run(
+        Command::new(&client.0)
+            .arg(&client.1)
+            .args(["--model", MODEL, "--output-format", "json"])
+            .args(args)
+            .current_dir(cwd)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", home)
+            .env("TMPDIR", &tmp)
+            .env("GEMINI_API_KEY", "test-key-not-a-key")
+            .env("GOOGLE_GEMINI_BASE_URL", api.base_url())
+            .env("GEMINI_CLI_TRUST_WORKSPACE", "true"),
+        "gemini",
+        args,
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let result: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
         panic!(
@@ -197,58 +153,6 @@ fn resume(
     last.body["contents"].as_array().unwrap().clone()
 }
 
-/// The generator, built by `cargo test` with the other examples (or here).
-fn gen_store() -> PathBuf {
-    let path = support::exe("agy-dump").parent().unwrap().join(format!(
-        "examples/gen-store{}",
-        std::env::consts::EXE_SUFFIX
-    ));
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "--example", "gen-store"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .unwrap();
-        assert!(status.success(), "cargo build --example gen-store failed");
-    }
-    path
-}
-
-/// The sample store and the generator's varieties (as tests/formats.rs
-/// uses them).
-fn stores(scratch: &Scratch) -> Vec<PathBuf> {
-    let mut roots = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample")];
-    for (name, seed, steps, max_output) in [
-        ("varied", "11", "40", "3000"),
-        ("spilled", "5", "16", "90000"),
-    ] {
-        let root = scratch.join(name);
-        let out = Command::new(gen_store())
-            .arg("--root")
-            .arg(&root)
-            .args([
-                "--conversations",
-                "4",
-                "--steps",
-                steps,
-                "--max-output",
-                max_output,
-                "--seed",
-                seed,
-            ])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "gen-store: {}", support::stderr(&out));
-        roots.push(root);
-    }
-    roots
-}
-
-fn rows(root: &Path) -> Vec<u8> {
-    run_ok("agy-dump", &[root.to_str().unwrap()], b"")
-}
-
 #[test]
 fn gemini_cli_resumes_every_converted_conversation() {
     let Some(client) = gemini() else { return };
@@ -268,20 +172,13 @@ fn gemini_cli_resumes_every_converted_conversation() {
         let rows = rows(&root);
         let plain = json_lines(&run_ok("agy-decode", &[], &rows));
         let thinking = i == 2;
-        let mut args = vec![
-            "--format",
-            "gemini-cli",
-            "--out-dir",
-            gemini_dir.to_str().unwrap(),
-            "--cwd",
-            work.to_str().unwrap(),
-        ];
+        let mut args = out_dir_args("gemini-cli", &gemini_dir, &work);
         if thinking {
             args.extend(["--thinking", "text"]);
         }
         let written = String::from_utf8(run_ok("agy-decode", &args, &rows)).unwrap();
         let files: Vec<&str> = written.lines().collect();
-        for (id, want) in holds_of_stream(&plain, thinking, true) {
+        for (id, want) in holds_of_stream(&plain, thinking) {
             let file = files
                 .iter()
                 .find(|f| f.ends_with(&format!("-{}.jsonl", &id[..8])))
@@ -305,14 +202,7 @@ fn gemini_cli_resumes_every_converted_conversation() {
         rows(&root)
     };
     let plain = json_lines(&run_ok("agy-decode", &[], &rows));
-    let args = [
-        "--format",
-        "gemini-cli",
-        "--out-dir",
-        gemini_dir.to_str().unwrap(),
-        "--cwd",
-        work.to_str().unwrap(),
-    ];
+    let args = out_dir_args("gemini-cli", &gemini_dir, &work);
     let file = PathBuf::from(
         String::from_utf8(run_ok("agy-decode", &args, &rows))
             .unwrap()
@@ -324,7 +214,7 @@ fn gemini_cli_resumes_every_converted_conversation() {
         [("call_sig".to_string(), "AQIDBA==".to_string())]
     );
     let contents = resume(&client, &home, &work, &api, SIGNED_ID);
-    let want = &holds_of_stream(&plain, false, true)[SIGNED_ID];
+    let want = &holds_of_stream(&plain, false)[SIGNED_ID];
     check_resumed(SIGNED_ID, &contents, want, &signatures_of_session(&file));
     check_order(
         SIGNED_ID,
@@ -362,18 +252,9 @@ fn signed_stream() -> String {
         json!({"role": "assistant", "model": "gemini-3-flash", "timestamp": "2026-11-01T09:00:03Z",
                "content": [{"type": "text", "text": "Two files: a and b."}]}),
     ];
-    let mut stream = String::new();
-    for record in records {
-        let mut line = json!({"conversation": SIGNED_ID, "kind": "message"});
-        line.as_object_mut()
-            .unwrap()
-            .extend(record.as_object().unwrap().clone());
-        stream.push_str(&format!("{line}\n"));
-    }
     let meta = json!({"conversation": SIGNED_ID, "kind": "meta", "id": SIGNED_ID,
                       "timestamp": "2026-11-01T09:00:00Z", "title": "Signed"});
-    stream.push_str(&format!("{meta}\n"));
-    stream
+    message_stream(SIGNED_ID, records, &meta)
 }
 
 /// What a session file the real Gemini CLI wrote holds, read plainly: the
@@ -428,18 +309,9 @@ fn gemini_cli_sessions_go_to_agy_and_come_back() {
         let want = holds_of_session(&file);
         assert!(!want.texts.is_empty(), "{file:?}");
         // Gemini CLI -> agy: encode, pack, and read back with agy-decode.
-        let encoded = run_ok(
-            "agy-encode",
-            &["--format", "gemini-cli", file.to_str().unwrap()],
-            b"",
-        );
-        let root = scratch.join(format!("agy-{id}"));
-        run_ok("agy-pack", &["--root", root.to_str().unwrap()], &encoded);
-        let rows = rows(&root);
-        let decoded = json_lines(&run_ok("agy-decode", &[], &rows));
-        let got = &holds_of_stream(&decoded, false, true)[id.as_str()];
-        let gaps = missing(&want, got, id);
-        assert!(gaps.is_empty(), "agy lost: {gaps:#?}");
+        let (rows, decoded) = into_agy(&scratch, "gemini-cli", &file, id);
+        let got = &holds_of_stream(&decoded, false)[id.as_str()];
+        assert_kept(&want, got, id, "agy");
         assert_eq!(got.texts, want.texts, "{id}");
         assert_eq!(
             got.results.len(),
@@ -453,14 +325,7 @@ fn gemini_cli_sessions_go_to_agy_and_come_back() {
             "{meta}"
         );
         // ... and back to Gemini CLI, which resumes it.
-        let args = [
-            "--format",
-            "gemini-cli",
-            "--out-dir",
-            back_dir.to_str().unwrap(),
-            "--cwd",
-            work.to_str().unwrap(),
-        ];
+        let args = out_dir_args("gemini-cli", &back_dir, &work);
         let written = run_ok("agy-decode", &args, &rows);
         let path = PathBuf::from(String::from_utf8(written).unwrap().trim());
         wants.insert(id.clone(), (want, signatures_of_session(&path)));

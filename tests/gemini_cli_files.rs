@@ -6,22 +6,10 @@
 
 mod support;
 
-use std::path::Path;
-
 use serde_json::{json, Value};
+use support::corpus::{out_dir_args, rows, sample};
+use support::store::json_lines;
 use support::{run, run_ok, Scratch};
-
-fn rows(root: &Path) -> Vec<u8> {
-    run_ok("agy-dump", &[root.to_str().unwrap()], b"")
-}
-
-fn json_lines(bytes: &[u8]) -> Vec<Value> {
-    bytes
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
-        .collect()
-}
 
 /// A session log with every kind of line the reader replays.
 fn replayed_session() -> String {
@@ -223,15 +211,8 @@ fn out_dir_registers_the_project_and_never_clobbers() {
         r#"{"projects": {"/elsewhere/my-work": "my-work"}}"#,
     )
     .unwrap();
-    let rows = rows(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample"));
-    let args = [
-        "--format",
-        "gemini-cli",
-        "--out-dir",
-        home.to_str().unwrap(),
-        "--cwd",
-        work.to_str().unwrap(),
-    ];
+    let rows = rows(&sample());
+    let args = out_dir_args("gemini-cli", &home, &work);
     let written = String::from_utf8(run_ok("agy-decode", &args, &rows)).unwrap();
     let real = std::fs::canonicalize(&work)
         .unwrap()

@@ -16,7 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["stream"],
     &["kinds", "store"],
     &["decode"],
-    &["encode", "pack"],
+    &["encode", "pack", "list"],
     &["format", "render"],
     &["cli"],
 ];

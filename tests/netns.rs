@@ -43,13 +43,7 @@ fn a_test_runs_alone_on_loopback_and_leaves_nothing_running() {
         .output()
         .unwrap();
     let dev = String::from_utf8(out.stdout).unwrap();
-    let interfaces: Vec<&str> = dev
-        .lines()
-        .skip(2)
-        .filter_map(|l| l.split(':').next())
-        .map(str::trim)
-        .collect();
-    assert_eq!(interfaces, ["lo"]);
+    assert_eq!(support::netns::interfaces(&dev), ["lo"]);
     // A server in the test and a client it starts meet on 127.0.0.1.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();

@@ -263,6 +263,28 @@ fn the_sample_store_pages_load_clean() {
         }
         browser.screenshots(page);
     }
+    // Conversation 0bb5c533's artifacts (its brain's task list, plan and
+    // walkthrough) are a section of their own, their Markdown rendered.
+    let page = browser.load(&dir.join("0bb5c533-0f37-4e6b-8578-b94607c75201.html"));
+    let at = page
+        .dom
+        .find("<section class=\"artifacts\">")
+        .expect("an artifacts section");
+    let artifacts = &page.dom[at..];
+    for part in [
+        "<h2>Artifacts</h2>",
+        ">implementation_plan.md</span>",
+        ">task.md</span>",
+        ">walkthrough.md</span>",
+        "<h1>Implementation plan</h1>",
+        "<table>",
+        "Find the cause</li>",
+        "type=\"checkbox\"",
+        "<time datetime=\"2026-08-10T09:10:39Z\">",
+    ] {
+        assert!(artifacts.contains(part), "no {part} in the artifacts");
+    }
+    assert!(!page.dom[..at].contains("<h1>Implementation plan</h1>"));
     // The sample's Edit call (conversation 7d254c20) is a diff in the DOM.
     let edit = browser.load(&dir.join("7d254c20-7c6c-4559-88cf-996411ecac8e.html"));
     assert!(edit.dom.contains("<pre class=\"diff\">"));

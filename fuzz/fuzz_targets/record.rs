@@ -74,6 +74,17 @@ fn run(line: &[u8]) {
             }
             return;
         }
+        Record::Index {
+            user_version, row, ..
+        } => {
+            // An index row is written back in the form each value was read in.
+            record::write_index(
+                &mut out,
+                &conversation,
+                *user_version,
+                row.0.iter().map(|(name, cell)| (&**name, cell)),
+            );
+        }
         Record::File { content, .. } => {
             let _ = content.to_bytes();
             return;

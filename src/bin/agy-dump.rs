@@ -72,5 +72,11 @@ fn run() -> Result<()> {
             outcome.dumped + outcome.unchanged + outcome.failed
         )));
     }
+    if outcome.index_failed > 0 {
+        return Err(Error::data(format!(
+            "the index of {} data root(s) could not be read (each named above); their conversations are dumped without index rows",
+            outcome.index_failed
+        )));
+    }
     Ok(())
 }

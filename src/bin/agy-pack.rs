@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use agy_tools::cli;
 use agy_tools::cli::flags::{self, Bin, Program};
-use agy_tools::error::Result;
+use agy_tools::error::{Error, Result};
 use agy_tools::pack::{Batch, PackOptions, Packer};
 use agy_tools::store::root;
 use agy_tools::stream::io::{self, Lines, Output};
@@ -47,6 +47,28 @@ fn main() -> ExitCode {
     }
 }
 
+/// `--reindex`: prints each row written; `false` when a database could
+/// not be read.
+fn reindex(root: &std::path::Path) -> Result<bool> {
+    let mut warn = |message: String| agy_tools::error::warn(NAME, message);
+    let done = agy_tools::pack::reindex(root, &mut warn)?;
+    let mut out = Output::stdout();
+    for (what, ids) in [("added", &done.added), ("updated", &done.updated)] {
+        for id in ids {
+            out.buf()
+                .extend_from_slice(format!("{what} {id}\n").as_bytes());
+        }
+    }
+    out.flush()?;
+    if done.failed > 0 {
+        warn(format!(
+            "{} conversation database(s) could not be read (each named above)",
+            done.failed
+        ));
+    }
+    Ok(done.failed == 0)
+}
+
 /// Packs every input; `false` when something was not written.
 fn run() -> Result<bool> {
     let Some(args) = flags::parse(&PROGRAM)? else {
@@ -56,6 +78,14 @@ fn run() -> Result<bool> {
         Some(dir) => dir,
         None => root::default_root(args.lane)?,
     };
+    if args.reindex {
+        if !args.paths.is_empty() || args.dry_run || args.force {
+            return Err(Error::usage(
+                "--reindex reads no stream and takes no FILE, --dry-run or --force",
+            ));
+        }
+        return reindex(&root);
+    }
     let packer = Packer::new(
         PackOptions {
             root,

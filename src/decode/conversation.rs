@@ -14,6 +14,7 @@ use crate::stream::record::FileContent;
 use crate::stream::spool::Spool;
 use crate::time::Timestamp;
 
+use super::artifacts::Artifacts;
 use super::read_timestamp;
 use super::waiting::Waiting;
 
@@ -50,6 +51,8 @@ pub(super) struct Conversation {
     pub(super) damaged: bool,
     /// Present once a result waits for its spilled full text.
     pub(super) waiting: Option<Waiting>,
+    /// The brain directory's artifacts, written when the conversation ends.
+    pub(super) artifacts: Artifacts,
 }
 
 impl Conversation {

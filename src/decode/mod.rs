@@ -14,9 +14,11 @@
 //! Every blob is read with the tolerant [`wire`] reader, so a damaged blob
 //! gives the fields before the damage and never an error.
 
+mod artifacts;
 mod conversation;
 mod rows;
 mod step;
+pub mod summary;
 mod waiting;
 
 use std::borrow::Cow;
@@ -56,6 +58,10 @@ pub struct Decoder {
     error_details: Vec<u8>,
     /// A damaged payload's readable part, as a message.
     repaired: Vec<u8>,
+    /// The facts of the step just decoded, for [`OriginalStepRow`].
+    last_facts: summary::StepFacts,
+    /// What the open conversation's steps so far tell its index row.
+    tally: summary::Tally,
     /// What could not be read, for the caller to say on stderr.
     warnings: Vec<String>,
 }
@@ -67,6 +73,8 @@ pub struct OriginalStepRow {
     /// The id of the call the step executes (metadata 4.1).
     pub call_id: Option<String>,
     pub spill: Option<SpilledResult>,
+    /// What the step tells the conversation's index row.
+    pub facts: summary::StepFacts,
 }
 
 /// A result message just written whose text lives in a brain file.
@@ -124,7 +132,10 @@ impl Decoder {
                 append,
                 content,
                 ..
-            } => conv.file(path, *append, content),
+            } => {
+                conv.artifacts.file(path, *append, content)?;
+                conv.file(path, *append, content)
+            }
             _ => Ok(()),
         }
     }
@@ -145,11 +156,12 @@ impl Decoder {
             all: self.options.all,
             ..Conversation::default()
         });
+        self.tally = summary::Tally::default();
         Ok(())
     }
 
     /// Ends the open conversation, if any: its held-back messages with the
-    /// spilled texts in place, then its `meta` record.
+    /// spilled texts in place, its artifacts, then its `meta` record.
     pub fn finish(&mut self, out: &mut Output) -> Result<()> {
         let Some(mut conv) = self.current.take() else {
             return Ok(());
@@ -157,6 +169,7 @@ impl Decoder {
         if let Some(waiting) = conv.waiting.take() {
             waiting.write(out)?;
         }
+        std::mem::take(&mut conv.artifacts).write(&conv.id, out.buf());
         serde_json::to_writer(&mut *out.buf(), &conv.meta())
             .expect("serializing to a Vec cannot fail");
         out.buf().push(b'\n');
@@ -258,6 +271,7 @@ impl Decoder {
             idx: columns.idx,
             call_id,
             spill,
+            facts: std::mem::take(&mut self.last_facts),
         })
     }
 
@@ -361,6 +375,13 @@ impl Decoder {
         self.enter(id, &mut Output::to(Box::new(std::io::sink())))
     }
 
+    /// What the open conversation's index row would say of it now: the
+    /// meta record's rules over the steps decoded so far.
+    pub fn summary(&self) -> Option<crate::store::index::Summary> {
+        let conv = self.current.as_ref()?;
+        Some(self.tally.clone().summary(conv))
+    }
+
     /// The `meta` record (without its newline) the open conversation
     /// would end with now.
     pub fn meta_line(&self) -> Vec<u8> {
@@ -411,6 +432,9 @@ impl Decoder {
             columns.status,
         );
         let conv = self.current.as_mut().expect("a conversation is open");
+        let facts = summary::StepFacts::of(&view);
+        self.tally.note(columns.idx.unwrap_or(-1), &facts);
+        self.last_facts = facts;
         Ok(finish_step(
             conv,
             &mut self.warnings,

@@ -48,7 +48,7 @@ pub(super) fn finish_step(
 
 /// The parts of one step, found in one pass over its fields.
 pub(super) struct StepView<'a> {
-    kind: u64,
+    pub(super) kind: u64,
     status: u64,
     /// All of the Step, to list its fields when nothing here understands it.
     step: wire::Message<'a>,
@@ -88,11 +88,11 @@ impl<'a> StepView<'a> {
         }
     }
 
-    fn payload(&self) -> wire::Message<'a> {
+    pub(super) fn payload(&self) -> wire::Message<'a> {
         self.payload.map(|(_, m)| m).unwrap_or_default()
     }
 
-    fn timestamp(&self) -> Option<Timestamp> {
+    pub(super) fn timestamp(&self) -> Option<Timestamp> {
         read_timestamp(self.metadata.get_message(field::metadata::CREATED_AT)?)
     }
 
@@ -498,7 +498,7 @@ impl Conversation {
 }
 
 /// The prompt: `user_response`, else the text items, else the legacy query.
-fn user_text(input: wire::Message<'_>) -> Cow<'_, str> {
+pub(super) fn user_text(input: wire::Message<'_>) -> Cow<'_, str> {
     use field::user_input::*;
     if let Some(text) = input.get_nonempty_str(USER_RESPONSE) {
         return text;

@@ -64,6 +64,11 @@ pub(super) struct Conversation {
     /// pages for each of them at every step that holds one.
     step_blob: Vec<u8>,
     pub(super) spare_payload: Vec<u8>,
+    /// The names of the artifacts written back.
+    pub(super) artifacts: std::collections::HashSet<String>,
+    /// What the steps written tell the conversation's index row, by
+    /// agy-decode's rules.
+    pub(super) summary: decode::summary::Summarizer,
 }
 
 impl Conversation {
@@ -105,6 +110,8 @@ impl Conversation {
             transcript_full: Transcript::new(TRANSCRIPT_FULL),
             step_blob: Vec::new(),
             spare_payload: Vec::new(),
+            artifacts: std::collections::HashSet::new(),
+            summary: decode::summary::Summarizer::new(),
         }
     }
 
@@ -271,6 +278,11 @@ impl Conversation {
                 [Cell::Integer(0), Cell::Blob(Cow::Borrowed(&reference))],
             );
         }
+        // The index row agy's list needs, derived from what was written
+        // (agy-decode's meta rules; FORMAT.md 14 row 7).
+        self.summary.trajectory_metadata(&blob);
+        let summary = std::mem::take(&mut self.summary).finish();
+        summary.row(&self.id).write(out.buf(), &self.id);
         self.transcript.finish(out, &self.id)?;
         self.transcript_full.finish(out, &self.id)?;
         Ok(())
@@ -372,6 +384,8 @@ impl Conversation {
             Cell::Integer(0),
         ];
         record::write_row_to(steps.out, &self.id, "steps", steps.columns, cells)?;
+        self.summary
+            .step(idx, step_bytes, Some(step_kind as i64), metadata);
         steps.out.end_record()?;
         if self.onto {
             return Ok(());

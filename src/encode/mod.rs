@@ -17,6 +17,7 @@
 //!
 //! Imports: [`crate::decode`] and the layers below it.
 
+mod artifacts;
 mod calls;
 mod conversation;
 mod messages;
@@ -152,8 +153,9 @@ impl Encoder {
         match record.kind.as_deref() {
             Some("message") => conv.message(record, &mut steps),
             Some("meta") => conv.meta(record),
+            Some("artifact") => artifacts::write(&conv.id, record, &mut conv.artifacts, steps.out),
             Some(other) => Err(Error::data(format!(
-                "unknown record kind {other:?} (expected message or meta)"
+                "unknown record kind {other:?} (expected message, meta or artifact)"
             ))),
             None => Err(Error::data("record has no \"kind\"")),
         }
@@ -230,6 +232,12 @@ impl Synth {
                 .tool_step(&call, None, call.timestamp, &mut steps)?;
         }
         Ok(self.conversation.next_idx)
+    }
+
+    /// What the steps written so far tell the index row, leaving none
+    /// here.
+    pub fn take_tally(&mut self) -> crate::decode::summary::Tally {
+        self.conversation.summary.take_tally()
     }
 
     /// The ChatToolCall a tool_use block stands for, as a new message's

@@ -284,6 +284,10 @@ impl Converter {
                 };
                 self.write_current(out)?;
             }
+            // A brain artifact (a plan, a task list) is no turn of the
+            // conversation: neither a Messages API request nor a Claude
+            // Code session has a place for it.
+            Some("artifact") => {}
             other => {
                 return Err(Error::data(format!(
                     "message stream record of kind {other:?}"

@@ -19,6 +19,7 @@
 //! | `conversations/.<id>.db.agy-pack.tmp` | the database being built (and any SQLite sidecar of it) |
 //! | `conversations/.<id>.meta.agy-pack.tmp` | the ACP `<id>.meta` sidecar being built |
 //! | `brain/.<id>.agy-pack.tmp` | the brain directory being built |
+//! | `conversations/.<id>.index.agy-pack.tmp` | the conversation's index row (its `index` record, or `refresh`), for the index once the database is in place |
 //! | `conversations/.<id>.meta.agy-pack.gone` | says the new conversation has no `<id>.meta`, so an old one goes |
 //! | `conversations/.<id>.db.agy-pack.ready` | the database, complete and synced: the point of no return |
 //! | `brain/.<id>.agy-pack.old` | the replaced brain directory, removed last |
@@ -28,13 +29,16 @@
 //! temporaries are simply removed (the old conversation stays). From it on,
 //! every new file is complete and synced, so the replacement is finished:
 //! [`install`] is the same code the live run uses, and each of its steps can
-//! be repeated after a kill at any point.
+//! be repeated after a kill at any point. Its last step writes the index row
+//! (in the index's own transaction); an `.index` temporary whose database
+//! is gone from its temporary names is such a step still to do.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::store::lock::try_flock;
 use crate::store::root;
 use crate::store::sqlite::sidecar;
 
@@ -42,6 +46,9 @@ use crate::store::sqlite::sidecar;
 /// the temporaries its claim covers.
 #[derive(Clone, Debug)]
 pub(super) struct Names {
+    /// The data root, whose index the conversation's row goes to.
+    pub root: PathBuf,
+    pub id: String,
     pub db: PathBuf,
     pub meta: PathBuf,
     pub brain: PathBuf,
@@ -50,6 +57,7 @@ pub(super) struct Names {
     pub db_ready: PathBuf,
     pub meta_tmp: PathBuf,
     pub meta_gone: PathBuf,
+    pub index_tmp: PathBuf,
     pub brain_tmp: PathBuf,
     pub brain_old: PathBuf,
 }
@@ -65,6 +73,7 @@ const TEMP_NAMES: &[(Dir, &str, &str)] = &[
     (Dir::Conversations, ".db", "ready"),
     (Dir::Conversations, ".meta", "tmp"),
     (Dir::Conversations, ".meta", "gone"),
+    (Dir::Conversations, ".index", "tmp"),
     (Dir::Brain, "", "tmp"),
     (Dir::Brain, "", "old"),
 ];
@@ -94,6 +103,8 @@ impl Names {
                 .join(format!(".{id}{infix}.agy-pack.{ending}"))
         };
         Names {
+            root: root.to_path_buf(),
+            id: id.to_string(),
             db: root.join("conversations").join(format!("{id}.db")),
             meta: root.join("conversations").join(format!("{id}.meta")),
             brain: root.join("brain").join(id),
@@ -102,8 +113,20 @@ impl Names {
             db_ready: temp(Dir::Conversations, ".db", "ready"),
             meta_tmp: temp(Dir::Conversations, ".meta", "tmp"),
             meta_gone: temp(Dir::Conversations, ".meta", "gone"),
+            index_tmp: temp(Dir::Conversations, ".index", "tmp"),
             brain_tmp: temp(Dir::Brain, "", "tmp"),
             brain_old: temp(Dir::Brain, "", "old"),
+        }
+    }
+
+    /// Where the conversation's index row waits for the conversation to be
+    /// in place.
+    pub fn index_stash(&self) -> super::index::Stash<'_> {
+        super::index::Stash {
+            path: &self.index_tmp,
+            root: &self.root,
+            id: &self.id,
+            db: &self.db,
         }
     }
 
@@ -112,7 +135,14 @@ impl Names {
     /// first failure is returned.
     pub fn remove_temporaries(&self) -> Result<bool> {
         let mut outcomes = Vec::new();
-        for file in [&self.db_tmp, &self.meta_tmp, &self.meta_gone] {
+        // The index row first: without the database beside it, it would
+        // be read as a finished conversation's row still to write.
+        for file in [
+            &self.index_tmp,
+            &self.db_tmp,
+            &self.meta_tmp,
+            &self.meta_gone,
+        ] {
             outcomes.push(remove_file(file));
         }
         for suffix in ["-journal", "-wal", "-shm"] {
@@ -263,35 +293,6 @@ impl Drop for Claim {
     }
 }
 
-/// Takes an exclusive `flock(2)` on `file` without waiting: `false` when
-/// another open file holds it. The lock lasts until every descriptor of
-/// this open file is closed, at the latest when the process dies.
-///
-/// std's `File::try_lock` does the same, but only from Rust 1.89 on, and
-/// the crate builds with 1.85.
-fn try_flock(file: &File) -> std::io::Result<bool> {
-    use std::os::fd::AsRawFd;
-    extern "C" {
-        fn flock(fd: i32, operation: i32) -> i32;
-    }
-    // The same numbers on Linux, the BSDs and macOS.
-    const LOCK_EX: i32 = 2;
-    const LOCK_NB: i32 = 4;
-    loop {
-        // SAFETY: flock takes a descriptor that `file` keeps open and an
-        // int; it touches no memory of ours.
-        if unsafe { flock(file.as_raw_fd(), LOCK_EX | LOCK_NB) } == 0 {
-            return Ok(true);
-        }
-        let err = std::io::Error::last_os_error();
-        match err.kind() {
-            std::io::ErrorKind::WouldBlock => return Ok(false),
-            std::io::ErrorKind::Interrupted => continue,
-            _ => return Err(err),
-        }
-    }
-}
-
 /// What a dead holder had left of a conversation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Leftover {
@@ -307,6 +308,14 @@ pub(super) enum Leftover {
 pub(super) fn recover(names: &Names, claim: &Claim) -> Result<Leftover> {
     if exists(&names.db_ready)? {
         install(names, claim, &mut |_| {})?;
+        super::index::finish(&names.index_stash())?;
+        return Ok(Leftover::Finished);
+    }
+    if exists(&names.index_tmp)? && !exists(&names.db_tmp)? {
+        // Killed after the database's rename: only the index row and the
+        // old brain directory's removal were left.
+        super::index::finish(&names.index_stash())?;
+        remove_dir(&names.brain_old)?;
         return Ok(Leftover::Finished);
     }
     Ok(if names.remove_temporaries()? {
@@ -317,7 +326,7 @@ pub(super) fn recover(names: &Names, claim: &Claim) -> Result<Leftover> {
 }
 
 /// Puts a conversation whose `.ready` database exists in place of the old
-/// one. Each step looks at what is there, so running this again after a
+/// one (its index row is written after, by `index::finish`). Each step looks at what is there, so running this again after a
 /// kill at any point finishes the job. `step` is called after each step by
 /// name (see [`super::kill_point`]).
 ///
@@ -356,6 +365,7 @@ pub(super) fn install(names: &Names, _claim: &Claim, step: &mut dyn FnMut(&str))
         }
     }
     remove_dir(&names.brain_old)?;
+    step("old");
     Ok(())
 }
 
@@ -475,6 +485,7 @@ mod tests {
                 &names.db_ready,
                 &names.meta_tmp,
                 &names.meta_gone,
+                &names.index_tmp,
                 &names.brain_tmp,
                 &names.brain_old,
             ] {

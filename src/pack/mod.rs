@@ -8,11 +8,19 @@
 //! leaves the root as it was. Rows are inserted as they arrive, so memory
 //! stays bounded by one record. [`Batch`] drives a whole stream: a
 //! conversation that cannot be written is reported and the others still are.
+//!
+//! A conversation's `index` record goes to the root's
+//! `conversation_summaries.db` as the last step of putting it in place
+//! (`index.rs`); `--reindex` rebuilds that index from the databases
+//! (`reindex.rs`).
 
 mod batch;
 mod claim;
+mod index;
+mod reindex;
 
 pub use batch::{Batch, Summary};
+pub use reindex::{reindex, Reindexed};
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fs::{self, OpenOptions};
@@ -23,6 +31,7 @@ use std::sync::OnceLock;
 use rusqlite::Connection;
 
 use crate::error::{Error, Result};
+use crate::store::index as store_index;
 use crate::store::root;
 use crate::store::sqlite::{self, Bind, AGY_SCHEMA, AGY_USER_VERSION};
 use crate::stream::record::{self, Cell, Column, FileContent, FileDir, JsonCell, Record, RowCells};
@@ -60,6 +69,9 @@ struct Pending {
     conn: Option<Connection>,
     /// Whether the stream carried the ACP `<id>.meta` sidecar.
     has_meta: bool,
+    /// The stream's index row, checked; `saw_index` once its record came.
+    index: Option<store_index::IndexRow>,
+    saw_index: bool,
     /// Columns of each created table, for values' affinity.
     tables: HashMap<String, Vec<Column>>,
     /// Whether each table has rowids (is not `WITHOUT ROWID`), asked when
@@ -70,6 +82,8 @@ struct Pending {
     /// Past the point of no return: the temporaries are the new
     /// conversation now, to be finished, never removed.
     installing: bool,
+    /// In place; only its index row may be left to write.
+    placed: bool,
 }
 
 /// Packs a stream of records, one conversation at a time.
@@ -90,7 +104,7 @@ static SCRATCH_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::Atomic
 /// A test hook: with `AGY_PACK_KILL_AT=STEP` in the environment, agy-pack
 /// kills itself with SIGKILL right after the named step of putting a
 /// conversation in place (`written`, `synced`, `ready`, `sidecars`, `meta`,
-/// `brain-aside`, `brain`, `db`), so a test can stop a run exactly where
+/// `brain-aside`, `brain`, `db`, `old`, the last before the index row), so a test can stop a run exactly where
 /// a crash could, which an outside kill hits only by luck.
 fn kill_point(step: &str) {
     static AT: OnceLock<Option<String>> = OnceLock::new();
@@ -140,7 +154,10 @@ impl Packer {
             for path in &dirs {
                 fs::create_dir_all(path).map_err(|e| Error::io(path.display(), e))?;
             }
-            for outcome in claim::reclaim(&options.root) {
+            let leftovers = claim::reclaim(&options.root)
+                .into_iter()
+                .chain(store_index::clear_leftovers(&options.root));
+            for outcome in leftovers {
                 match outcome {
                     Ok(line) => warn(line),
                     Err(e) => warn(e.to_string()),
@@ -189,6 +206,10 @@ impl Packer {
         self.ended.insert(pending.id.clone());
         match self.commit(&mut pending) {
             Ok(path) => Ok(Some(path)),
+            Err(e) if pending.placed => Err(Error::data(format!(
+                "{e} (conversation {:?} is written, its index row is not: it waits in conversations/.{}.index.agy-pack.tmp for the next agy-pack run into this root)",
+                pending.id, pending.id
+            ))),
             Err(e) if pending.installing => Err(Error::data(format!(
                 "{e} (conversation {:?} is half replaced: the next agy-pack run into this root finishes it)",
                 pending.id
@@ -255,11 +276,14 @@ impl Packer {
             user_version: AGY_USER_VERSION,
             conn: None,
             has_meta: false,
+            index: None,
+            saw_index: false,
             tables: HashMap::new(),
             rowid_tables: HashMap::new(),
             files: HashSet::new(),
             saw_schema: false,
             installing: false,
+            placed: false,
         };
         let opened = open_new_database(&pending.names.db_tmp).and_then(|conn| {
             let logs = pending.names.brain_tmp.join(LOGS);
@@ -330,6 +354,15 @@ impl Packer {
                     .insert(&table, &row)
                     .map_err(|e| e.context(format!("row of table {table}")))?;
             }
+            Record::Index {
+                user_version, row, ..
+            } => {
+                if pending.saw_index {
+                    return Err(Error::data("a second index record for this conversation"));
+                }
+                pending.saw_index = true;
+                pending.index = Some(index::check(&pending.id, user_version, &row)?);
+            }
             Record::File {
                 dir,
                 path,
@@ -364,6 +397,7 @@ impl Packer {
         // agy's tables with ones agy-dump cannot read.
         sqlite::check_agy_shape(&sqlite::read_columns(pending.conn())?)
             .map_err(|why| Error::data(format!("not an agy conversation: {why}")))?;
+        check_cascade_id(pending.conn(), &pending.id)?;
         let conn = pending.conn.take().expect("open until commit");
         conn.pragma_update(None, "user_version", pending.user_version)?;
         conn.execute_batch("COMMIT")?;
@@ -376,6 +410,7 @@ impl Packer {
             return Ok(names.db);
         }
         pending.sync()?;
+        index::stash(&pending.names.index_stash(), pending.index.as_ref())?;
         if !pending.has_meta {
             fs::File::create(&names.meta_gone)
                 .map_err(|e| Error::io(names.meta_gone.display(), e))?;
@@ -388,6 +423,8 @@ impl Packer {
         claim::sync(names.db_ready.parent().expect("a file in conversations/"))?;
         kill_point("ready");
         claim::install(&names, &pending.claim, &mut kill_point)?;
+        pending.placed = true;
+        index::finish(&names.index_stash())?;
         Ok(names.db)
     }
 }
@@ -488,6 +525,26 @@ fn open_new_database(path: &Path) -> Result<Connection> {
         "PRAGMA page_size = 32768; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN",
     )?;
     Ok(conn)
+}
+
+/// Refuses a conversation whose `trajectory_meta.cascade_id` names
+/// another: agy finds a conversation by the id in its file name and fails
+/// with "trajectory not found" when the row disagrees (FORMAT.md 14 row 8).
+fn check_cascade_id(conn: &Connection, id: &str) -> Result<()> {
+    let mut stmt = conn.prepare("SELECT cascade_id FROM trajectory_meta ORDER BY rowid")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        if let rusqlite::types::ValueRef::Text(text) = row.get_ref(0)? {
+            if !text.is_empty() && text != id.as_bytes() {
+                return Err(Error::data(format!(
+                    "trajectory_meta.cascade_id is {:?}, not the conversation's id {id:?}: \
+                     agy would not find the conversation (\"trajectory not found\")",
+                    String::from_utf8_lossy(text)
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn check_created(conn: &Connection, object_type: &str, name: &str) -> Result<()> {

@@ -12,6 +12,9 @@
 //! at most the calls of one assistant message and the system messages that
 //! came while they waited.
 //!
+//! The artifacts agy-decode writes after the messages (plan, task list,
+//! walkthrough) form a section of their own after the turns.
+//!
 //! Each message's bytes go to the caller's buffer as soon as they are
 //! rendered (the body's batch, [`super::body`]): the header, which
 //! needs the meta record that comes last, is written before the body when
@@ -43,6 +46,8 @@ pub struct Conversation {
     /// late can still say whose it is.
     unanswered: HashMap<String, String>,
     turn_open: bool,
+    /// The artifacts' section is open.
+    artifacts_open: bool,
     messages: u64,
     calls: u64,
 }
@@ -55,6 +60,7 @@ impl Conversation {
             deferred: Vec::new(),
             unanswered: HashMap::new(),
             turn_open: false,
+            artifacts_open: false,
             messages: 0,
             calls: 0,
         }
@@ -62,6 +68,7 @@ impl Conversation {
 
     /// Renders one message record, appending its bytes to `out`.
     pub fn message(&mut self, page: &dyn Page, record: &Record, out: &mut Vec<u8>) {
+        self.close_artifacts(page, out);
         let blocks = record.blocks();
         self.summary.message(record, &blocks);
         self.messages += 1;
@@ -213,6 +220,32 @@ impl Conversation {
         out.append(&mut self.deferred);
     }
 
+    /// Renders one artifact record into the artifacts' section, opening
+    /// it after the turns.
+    pub fn artifact(&mut self, page: &dyn Page, record: &Record, out: &mut Vec<u8>) {
+        self.settle(page, out);
+        if !self.artifacts_open {
+            page.artifacts_start(out);
+            self.artifacts_open = true;
+        }
+        let name = record.name();
+        let time = record.time();
+        let text = record.text();
+        page.artifact(
+            out,
+            name.as_deref().unwrap_or("(unnamed artifact)"),
+            time.as_deref(),
+            text.as_deref().unwrap_or(""),
+        );
+    }
+
+    fn close_artifacts(&mut self, page: &dyn Page, out: &mut Vec<u8>) {
+        if self.artifacts_open {
+            page.artifacts_end(out);
+            self.artifacts_open = false;
+        }
+    }
+
     /// Marks, where it was, an input line that could not be read.
     pub fn unreadable(&mut self, page: &dyn Page, place: &str, error: &str, out: &mut Vec<u8>) {
         self.summary.unreadable += 1;
@@ -224,6 +257,7 @@ impl Conversation {
     pub fn finish(mut self, page: &dyn Page) -> (Summary, Vec<u8>) {
         let mut out = Vec::new();
         self.settle(page, &mut out);
+        self.close_artifacts(page, &mut out);
         (self.summary, out)
     }
 }

@@ -662,6 +662,26 @@ impl Page for Html {
         push(out, "</p>\n");
     }
 
+    fn artifacts_start(&self, out: &mut Vec<u8>) {
+        push(out, "<section class=\"artifacts\">\n<h2>Artifacts</h2>\n");
+    }
+
+    fn artifacts_end(&self, out: &mut Vec<u8>) {
+        push(out, "</section>\n");
+    }
+
+    fn artifact(&self, out: &mut Vec<u8>, name: &str, time: Option<&str>, text: &str) {
+        push(out, "<details class=\"artifact\" open><summary>");
+        element(out, "span", "mono", name);
+        if let Some(at) = time {
+            push(out, " ");
+            stream_time(out, at);
+        }
+        push(out, "</summary>");
+        self.text(out, text, false);
+        push(out, "</details>\n");
+    }
+
     fn index(&self, out: &mut Vec<u8>, entries: &[Entry]) {
         self.document_start(out, "agy conversations");
         push(out, "<article class=\"conversation\">\n<header class=\"conversation\">\n<h1>Conversations</h1>\n<p class=\"note\">");

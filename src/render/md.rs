@@ -378,6 +378,19 @@ impl Page for Markdown {
         );
     }
 
+    fn artifacts_start(&self, out: &mut Vec<u8>) {
+        push(out, "## Artifacts\n\n");
+    }
+
+    fn artifacts_end(&self, _out: &mut Vec<u8>) {}
+
+    fn artifact(&self, out: &mut Vec<u8>, name: &str, time: Option<&str>, text: &str) {
+        let mut head = vec![inline(name)];
+        head.extend(self::time(time));
+        push(out, &format!("### {}\n\n", head.join(" · ")));
+        self.text(out, text, false);
+    }
+
     fn index(&self, out: &mut Vec<u8>, entries: &[Entry]) {
         push(
             out,

@@ -222,6 +222,13 @@ impl Run<'_> {
                     current.failure = Some(e.context(place).to_string());
                 }
             }
+            "artifact" => {
+                let batch = self.bodies.batch();
+                current.conversation.artifact(&*self.page, &record, batch);
+                if let Err(e) = self.bodies.filled() {
+                    current.failure = Some(e.context(place).to_string());
+                }
+            }
             "meta" => {
                 current.conversation.summary.meta(&record);
                 self.end_conversation()?;

@@ -86,6 +86,14 @@ pub trait Page {
     /// In place of an input line that could not be read.
     fn unreadable(&self, out: &mut Vec<u8>, place: &str, error: &str);
 
+    /// Opens and closes the section of the conversation's artifacts (its
+    /// plan, task list, walkthrough), which follows its turns.
+    fn artifacts_start(&self, out: &mut Vec<u8>);
+    fn artifacts_end(&self, out: &mut Vec<u8>);
+    /// One artifact: its file name, its time if known, its Markdown,
+    /// rendered as the assistant's text is.
+    fn artifact(&self, out: &mut Vec<u8>, name: &str, time: Option<&str>, text: &str);
+
     /// A whole index document of `entries`, already in order.
     fn index(&self, out: &mut Vec<u8>, entries: &[Entry]);
 }

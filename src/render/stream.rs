@@ -61,6 +61,13 @@ pub struct Record<'a> {
     parent_conversation_id: Option<&'a RawValue>,
     #[serde(borrow, default)]
     forked_from: Option<&'a RawValue>,
+    // The artifact record's keys.
+    #[serde(borrow, default)]
+    name: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    time: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    text: Option<&'a RawValue>,
 }
 
 /// Whose a message is.
@@ -474,6 +481,21 @@ impl<'a> Record<'a> {
 
     pub fn title(&self) -> Option<Cow<'a, str>> {
         opt_string(self.title)
+    }
+
+    /// An artifact's file name (`task.md`).
+    pub fn name(&self) -> Option<Cow<'a, str>> {
+        opt_string(self.name)
+    }
+
+    /// An artifact's time, as the stream writes times.
+    pub fn time(&self) -> Option<Cow<'a, str>> {
+        opt_string(self.time)
+    }
+
+    /// An artifact's Markdown.
+    pub fn text(&self) -> Option<Cow<'a, str>> {
+        opt_string(self.text)
     }
 
     pub fn cwd(&self) -> Option<Cow<'a, str>> {

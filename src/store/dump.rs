@@ -1,11 +1,12 @@
 //! agy-dump: conversation databases and their brain directories to the row
-//! stream.
+//! stream, with each conversation's row of the root's index.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::error::{Error, Result};
+use crate::store::index::{self, IndexRow};
 use crate::store::sqlite::{self, OpenError, Source};
 use crate::stream::io::Output;
 use crate::stream::record::{self, Cell};
@@ -31,6 +32,9 @@ pub struct Outcome {
     pub failed: u64,
     /// Conversations dumped whole that hold damaged blobs (each named).
     pub damaged: u64,
+    /// Data roots whose index could not be read (each named): their
+    /// conversations are dumped without their index rows.
+    pub index_failed: u64,
 }
 
 /// What a dumped conversation's `steps` rows say of their blobs: how many
@@ -126,6 +130,13 @@ pub struct Target {
     pub explicit: bool,
 }
 
+impl Target {
+    /// The data root the database is in, whose index may list it.
+    pub fn root(&self) -> Option<&Path> {
+        self.brain_root.as_deref().and_then(Path::parent)
+    }
+}
+
 /// Turns command-line paths into targets: a directory is a data root whose
 /// `conversations/*.db` are listed by name; a file is a database.
 pub fn targets(paths: &[PathBuf]) -> Result<Vec<Target>> {
@@ -204,11 +215,28 @@ pub fn dump(
 ) -> Result<Outcome> {
     let mut found = vec![false; options.ids.len()];
     let mut outcome = Outcome::default();
+    let mut indexes: Vec<(PathBuf, Option<index::Reader>)> = Vec::new();
     for target in targets {
         let mut started = false;
         let mut damaged = false;
+        let reader = match target.root() {
+            Some(root) => {
+                if !indexes.iter().any(|(r, _)| r == root) {
+                    let reader = index::Reader::open(root).unwrap_or_else(|e| {
+                        warn(format!("{e} (index rows not dumped)"));
+                        outcome.index_failed += 1;
+                        None
+                    });
+                    indexes.push((root.to_path_buf(), reader));
+                }
+                let (_, reader) = indexes.iter().find(|(r, _)| r == root).expect("just added");
+                reader.as_ref()
+            }
+            None => None,
+        };
         let result = dump_one(
             target,
+            reader,
             options,
             &mut found,
             out,
@@ -254,8 +282,10 @@ fn is_output_error(e: &Error) -> bool {
 /// Dumps one target: `Some(true)` when written, `Some(false)` when it had
 /// not changed, `None` when skipped (not an agy database, or not an asked-
 /// for id). `started` is set once its first record is written.
+#[allow(clippy::too_many_arguments)]
 fn dump_one(
     target: &Target,
+    index: Option<&index::Reader>,
     options: &DumpOptions,
     found: &mut [bool],
     out: &mut Output,
@@ -309,8 +339,16 @@ fn dump_one(
         (Some(root), true) => list_brain(&root.join(&stem), warn)?,
         _ => None,
     };
+    // Read before the first record too: the row is the conversation's own.
+    let index_row = match index {
+        Some(reader) => reader.row(&id)?,
+        None => None,
+    };
     *started = true;
     let damaged = dump_database(&source, &id, out)?;
+    if let Some(row) = index_row {
+        dump_index_row(&row, &id, out)?;
+    }
     if let Some(first) = &damaged.first {
         warn(format!(
             "{}: conversation {id}: {} steps row(s) hold damaged blobs, the first {first}; agy-decode shows their readable part marked \"damaged\"",
@@ -361,6 +399,13 @@ pub fn dump_database(source: &Source, id: &str, out: &mut Output) -> Result<Dama
             .map_err(|e| e.context(format!("table {}", table.name)))?;
     }
     Ok(damaged)
+}
+
+/// The `index` record: the conversation's row of the root's index, after
+/// its database's rows and before its files.
+pub fn dump_index_row(row: &IndexRow, id: &str, out: &mut Output) -> Result<()> {
+    row.write(out.buf(), id);
+    out.end_record()
 }
 
 /// Counts a steps row whose protobuf blobs do not read whole.

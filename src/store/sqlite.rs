@@ -109,13 +109,11 @@ pub struct SchemaObject {
 ///
 /// The whole dump runs inside one read transaction.
 pub struct Source {
-    conn: Connection,
+    db: ReadOnly,
     /// Tables and indexes, read once at open.
     schema: Vec<SchemaObject>,
     /// The visible columns of each table, in schema order.
     columns: Vec<(String, Vec<Column>)>,
-    /// The private copy to delete on drop, if one was made.
-    copy_dir: Option<PathBuf>,
 }
 
 /// Why a file is not a conversation database we can dump.
@@ -166,6 +164,113 @@ fn file_uri(path: &Path, query: &str) -> Result<String> {
 
 static COPY_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+/// A database opened read-only without changing it, its sidecars or its
+/// directory (see [`Source`] for how); a private copy, if one was made, is
+/// removed when this is dropped.
+pub struct ReadOnly {
+    pub conn: Connection,
+    /// The private copy to delete on drop, if one was made.
+    copy_dir: Option<PathBuf>,
+}
+
+impl ReadOnly {
+    /// Opens `path` for reading. `lock` says what to do with a database
+    /// in rollback-journal mode: take part in SQLite's locking (`true`, for
+    /// a file a live writer may be changing, such as agy's index) or read
+    /// it as immutable (agy's conversation databases are WAL, and a
+    /// rollback-mode one is a copy nothing writes).
+    pub fn open(path: &Path, lock: bool) -> Result<ReadOnly, OpenError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let shm = sidecar(path, "-shm").exists();
+        let wal_len = std::fs::metadata(sidecar(path, "-wal"))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        if shm {
+            let uri = file_uri(path, "mode=ro&readonly_shm=1").map_err(OpenError::Failed)?;
+            return Ok(ReadOnly {
+                conn: Connection::open_with_flags(uri, flags)?,
+                copy_dir: None,
+            });
+        }
+        if wal_len > 0 {
+            return ReadOnly::open_copy(path);
+        }
+        // A rollback-mode database is read under SQLite's locks, which
+        // create nothing; a WAL one without sidecars has no live writer.
+        let query = match lock && !is_wal_file(path) {
+            true => "mode=ro",
+            false => "mode=ro&immutable=1",
+        };
+        let uri = file_uri(path, query).map_err(OpenError::Failed)?;
+        Ok(ReadOnly {
+            conn: Connection::open_with_flags(uri, flags)?,
+            copy_dir: None,
+        })
+    }
+
+    /// A database with a `-wal` but no `-shm` (an agy that crashed): the
+    /// two files are copied to a private directory and read there, so the
+    /// rows still in the WAL are read and the originals stay untouched.
+    fn open_copy(path: &Path) -> Result<ReadOnly, OpenError> {
+        let dir = std::env::temp_dir().join(format!(
+            "agy-dump-{}-{}",
+            std::process::id(),
+            COPY_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let copy = (|| -> std::io::Result<PathBuf> {
+            std::fs::create_dir(&dir)?;
+            let db = dir.join("copy.db");
+            std::fs::copy(path, &db)?;
+            std::fs::copy(sidecar(path, "-wal"), sidecar(&db, "-wal"))?;
+            Ok(db)
+        })();
+        let db = match copy {
+            Ok(db) => db,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(OpenError::Failed(Error::io(
+                    format!("{}: copying it with its WAL", path.display()),
+                    e,
+                )));
+            }
+        };
+        let conn = Connection::open_with_flags(
+            &db,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        );
+        match conn {
+            Ok(conn) => Ok(ReadOnly {
+                conn,
+                copy_dir: Some(dir),
+            }),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                Err(e.into())
+            }
+        }
+    }
+}
+
+impl Drop for ReadOnly {
+    fn drop(&mut self) {
+        if let Some(dir) = self.copy_dir.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// Whether the database header says WAL mode (file format versions 2 at
+/// bytes 18 and 19); a file too short to tell is not.
+fn is_wal_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut header = [0u8; 20];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut header))
+        .is_ok_and(|()| header[18] == 2 && header[19] == 2)
+}
+
 impl Source {
     /// Opens `path` for dumping; see the type's documentation for how.
     pub fn open(path: &Path) -> Result<Source, OpenError> {
@@ -177,74 +282,27 @@ impl Source {
         if meta.len() == 0 {
             return Err(OpenError::NotAgy("empty file".to_string()));
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let shm = sidecar(path, "-shm").exists();
-        let wal_len = std::fs::metadata(sidecar(path, "-wal"))
-            .map(|m| m.len())
-            .unwrap_or(0);
-        let (conn, copy_dir) = if shm {
-            let uri = file_uri(path, "mode=ro&readonly_shm=1").map_err(OpenError::Failed)?;
-            (Connection::open_with_flags(uri, flags)?, None)
-        } else if wal_len > 0 {
-            let dir = std::env::temp_dir().join(format!(
-                "agy-dump-{}-{}",
-                std::process::id(),
-                COPY_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            ));
-            let copy = (|| -> std::io::Result<PathBuf> {
-                std::fs::create_dir(&dir)?;
-                let db = dir.join("copy.db");
-                std::fs::copy(path, &db)?;
-                std::fs::copy(sidecar(path, "-wal"), sidecar(&db, "-wal"))?;
-                Ok(db)
-            })();
-            let db = match copy {
-                Ok(db) => db,
-                Err(e) => {
-                    let _ = std::fs::remove_dir_all(&dir);
-                    return Err(OpenError::Failed(Error::io(
-                        format!("{}: copying it with its WAL", path.display()),
-                        e,
-                    )));
-                }
-            };
-            let conn = Connection::open_with_flags(
-                &db,
-                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            );
-            match conn {
-                Ok(conn) => (conn, Some(dir)),
-                Err(e) => {
-                    let _ = std::fs::remove_dir_all(&dir);
-                    return Err(e.into());
-                }
-            }
-        } else {
-            let uri = file_uri(path, "mode=ro&immutable=1").map_err(OpenError::Failed)?;
-            (Connection::open_with_flags(uri, flags)?, None)
-        };
+        let db = ReadOnly::open(path, false)?;
         let mut source = Source {
-            conn,
+            db,
             schema: Vec::new(),
             columns: Vec::new(),
-            copy_dir,
         };
-        source.conn.execute_batch("BEGIN")?;
+        source.db.conn.execute_batch("BEGIN")?;
         // The first read fixes the snapshot and tells garbage from SQLite.
-        source.schema = read_schema(&source.conn)?;
-        source.columns = read_columns(&source.conn)?;
+        source.schema = read_schema(&source.db.conn)?;
+        source.columns = read_columns(&source.db.conn)?;
         check_agy_shape(&source.columns).map_err(OpenError::NotAgy)?;
         Ok(source)
     }
 
     pub fn connection(&self) -> &Connection {
-        &self.conn
+        &self.db.conn
     }
 
     pub fn user_version(&self) -> Result<i64> {
         Ok(self
+            .db
             .conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))?)
     }
@@ -252,6 +310,7 @@ impl Source {
     /// `trajectory_meta.cascade_id` of the first row, when it is non-empty text.
     pub fn cascade_id(&self) -> Result<Option<String>> {
         let mut stmt = self
+            .db
             .conn
             .prepare("SELECT cascade_id FROM trajectory_meta ORDER BY rowid LIMIT 1")?;
         let mut rows = stmt.query([])?;
@@ -288,10 +347,11 @@ impl Source {
             "SELECT {list} FROM {} ORDER BY rowid",
             quote_identifier(table)
         );
-        let mut stmt = match self.conn.prepare(&by_rowid) {
+        let mut stmt = match self.db.conn.prepare(&by_rowid) {
             Ok(stmt) => stmt,
             // WITHOUT ROWID tables are stored, and so scanned, in key order.
             Err(_) => self
+                .db
                 .conn
                 .prepare(&format!("SELECT {list} FROM {}", quote_identifier(table)))?,
         };
@@ -300,14 +360,6 @@ impl Source {
             emit(columns, row)?;
         }
         Ok(())
-    }
-}
-
-impl Drop for Source {
-    fn drop(&mut self) {
-        if let Some(dir) = self.copy_dir.take() {
-            let _ = std::fs::remove_dir_all(dir);
-        }
     }
 }
 

@@ -331,7 +331,7 @@ impl<'a> Scanner<'a> {
     fn record(&mut self) -> Option<InputRecord<'a>> {
         let mut r = InputRecord::default();
         // Which keys came, null or not: serde refuses any key twice.
-        let mut seen = [false; 18];
+        let mut seen = [false; 21];
         self.object(|s, key| match key {
             "conversation" => set(&mut seen[0], &mut r.conversation, s.owned_string()),
             "kind" => set(&mut seen[1], &mut r.kind, s.owned_string()),
@@ -355,11 +355,14 @@ impl<'a> Scanner<'a> {
             ),
             "forked_from" => set(&mut seen[16], &mut r.forked_from, s.by_serde()),
             "raw" => set(&mut seen[17], &mut r.raw, s.owned_string()),
+            "name" => set(&mut seen[18], &mut r.name, s.owned_string()),
+            "time" => set(&mut seen[19], &mut r.time, s.owned_string()),
+            "text" => set(&mut seen[20], &mut r.text, s.owned_string()),
             // A key no record defines: the slow path lists it as unread.
             _ => None,
         })?;
         // A key another kind defines (`title` on a message): likewise.
-        const NAMES: [&str; 18] = [
+        const NAMES: [&str; 21] = [
             "conversation",
             "kind",
             "role",
@@ -378,6 +381,9 @@ impl<'a> Scanner<'a> {
             "parent_conversation_id",
             "forked_from",
             "raw",
+            "name",
+            "time",
+            "text",
         ];
         if let Some(keys) = r.kind.as_deref().and_then(message::record_keys) {
             let foreign = NAMES.iter().zip(seen).any(|(k, s)| s && !keys.contains(k));

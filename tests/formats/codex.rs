@@ -12,15 +12,17 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use agy_tools::agy::tools;
 use agy_tools::format::codex::TOOLS;
 use serde_json::{json, Value};
 
 use super::fake_responses::{FakeResponses, THOUGHT};
-use super::{client, ext_dir, holds_of_stream, json_lines, missing, rows, stores, Holds};
+use crate::support::clients::{self, codex};
+use crate::support::corpus::{into_agy, out_dir_args, rows, sample, stores};
+use crate::support::holds::{assert_came_back, assert_kept, holds_of_stream, Holds};
+use crate::support::store::json_lines;
 use crate::support::{self, run_ok, Scratch};
 
 /// What Codex writes when it repairs a history: the output it makes up
@@ -35,15 +37,6 @@ const CODEX_CONTEXT: &[&str] = &[
     "<permissions instructions>",
     "# AGENTS.md instructions",
 ];
-
-fn codex() -> Option<PathBuf> {
-    client(
-        ext_dir().join(
-            "codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
-        ),
-        "Codex CLI",
-    )
-}
 
 /// A Codex installation of the test's own: `CODEX_HOME` with a config that
 /// talks to `api` only, and a HOME beside it.
@@ -113,31 +106,20 @@ supports_websockets = false
 /// environment but PATH; gives up (killing it) after two minutes. Returns
 /// the id of the thread it ran.
 fn run_codex(codex: &Path, home: &Home, cwd: &Path, args: &[&str]) -> String {
-    let mut child = Command::new(codex)
-        .args(["exec", "--json", "--skip-git-repo-check"])
-        .args(args)
-        .current_dir(cwd)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", &home.home)
-        .env("CODEX_HOME", &home.codex_home)
-        .env("FAKE_RESPONSES_KEY", "sk-test-not-a-key")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("codex {args:?} did not finish in two minutes");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = clients::run(
+        Command::new(codex)
+            .args(["exec", "--json", "--skip-git-repo-check"])
+            .args(args)
+            .current_dir(cwd)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", &home.home)
+            .env("CODEX_HOME", &home.codex_home)
+            .env("FAKE_RESPONSES_KEY", "sk-test-not-a-key")
+            .env("NO_COLOR", "1"),
+        "codex",
+        args,
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -359,8 +341,7 @@ fn check_resumed(name: &str, request: &[Value], written: &[Value], want: &Holds)
             got.results.insert((id.clone(), text.clone()));
         }
     }
-    let gaps = missing(want, &got, name);
-    assert!(gaps.is_empty(), "Codex's request lost: {gaps:#?}");
+    assert_kept(want, &got, name, "Codex's request");
     for (id, output) in &got.results {
         assert_ne!(output, ABORTED, "{name}: Codex made up the output of {id}");
     }
@@ -406,14 +387,7 @@ fn codex_resumes_every_converted_conversation() {
         let plain = json_lines(&run_ok("agy-decode", &[], &rows));
         // --thinking text for the last store, so thinking as text resumes too.
         let thinking = i == 2;
-        let mut args = vec![
-            "--format",
-            "codex",
-            "--out-dir",
-            &out_dir,
-            "--cwd",
-            work.to_str().unwrap(),
-        ];
+        let mut args = out_dir_args("codex", &home.codex_home, &work);
         if thinking {
             args.extend(["--thinking", "text"]);
         }
@@ -444,7 +418,7 @@ fn codex_resumes_every_converted_conversation() {
     eprintln!("Codex resumed {} converted conversations", sessions.len());
 
     // A session is never clobbered: Codex appends to a session it resumes.
-    let rows = rows(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample"));
+    let rows = rows(&sample());
     let again = support::run(
         "agy-decode",
         &["--format", "codex", "--out-dir", &out_dir],
@@ -490,25 +464,16 @@ fn codex_sessions_go_to_agy_and_come_back() {
     .collect::<String>();
     let messages_file = scratch.join("legacy.ndjson");
     std::fs::write(&messages_file, &stream).unwrap();
-    let out_dir = home.codex_home.to_str().unwrap().to_string();
     // agy-decode takes rows: encode the messages, then decode to Codex.
     let rows_of_stream = run_ok("agy-encode", &[messages_file.to_str().unwrap()], b"");
     run_ok(
         "agy-decode",
-        &[
-            "--format",
-            "codex",
-            "--out-dir",
-            &out_dir,
-            "--cwd",
-            work.to_str().unwrap(),
-        ],
+        &out_dir_args("codex", &home.codex_home, &work),
         &rows_of_stream,
     );
     here(&["resume", legacy_id, "RUN: echo legacy-shell"]);
 
     let back = Home::new(scratch.join("home-back"), &api);
-    let back_dir = back.codex_home.to_str().unwrap().to_string();
     let mut sessions = Vec::new();
     let mut wants = BTreeMap::new();
     for id in [&plain, &shell, &think, &legacy_id.to_string()] {
@@ -524,36 +489,12 @@ fn codex_sessions_go_to_agy_and_come_back() {
         let want = holds_of_items(&conversation(&response_items(&file)));
         assert!(!want.texts.is_empty());
         // Codex -> agy: encode, pack, and read back with agy-decode.
-        let encoded = run_ok(
-            "agy-encode",
-            &["--format", "codex", file.to_str().unwrap()],
-            b"",
-        );
-        let root = scratch.join(format!("agy-{id}"));
-        run_ok("agy-pack", &["--root", root.to_str().unwrap()], &encoded);
-        let rows = rows(&root);
-        let decoded = json_lines(&run_ok("agy-decode", &[], &rows));
-        let got = &holds_of_stream(&decoded, false)[id.as_str()];
-        let gaps = missing(&want, got, id);
-        assert!(gaps.is_empty(), "agy lost: {gaps:#?}");
-        assert_eq!(
-            got.texts.len(),
-            want.texts.len(),
-            "{id}: {:#?} vs {:#?}",
-            got.texts,
-            want.texts
-        );
+        let (rows, decoded) = into_agy(&scratch, "codex", &file, id);
+        assert_came_back(&want, &holds_of_stream(&decoded, false)[id.as_str()], id);
         // ... and back to Codex, which resumes it.
         let written = run_ok(
             "agy-decode",
-            &[
-                "--format",
-                "codex",
-                "--out-dir",
-                &back_dir,
-                "--cwd",
-                work.to_str().unwrap(),
-            ],
+            &out_dir_args("codex", &back.codex_home, &work),
             &rows,
         );
         let path = PathBuf::from(String::from_utf8(written).unwrap().trim());
@@ -734,7 +675,7 @@ fn bad_rollouts_name_file_and_line() {
 /// `--verbose` says what a conversion changed or left out.
 #[test]
 fn verbose_counts_what_codex_changes_and_leaves_out() {
-    let rows = rows(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/sample"));
+    let rows = rows(&sample());
     let out = support::run("agy-decode", &["--format", "codex", "--verbose"], &rows);
     assert!(out.status.success());
     let stderr = support::stderr(&out);

@@ -9,37 +9,21 @@
 //! the text "pong".
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
-use crate::support::fake_http::{FakeHttp, Reply};
-
-/// One logged request: Claude Code's session header and the body.
-#[derive(Clone, Debug)]
-pub struct Request {
-    pub session: Option<String>,
-    pub path: String,
-    pub body: Value,
-}
+use crate::support::fake_http::{self, FakeHttp, Log, Logged, Reply};
 
 pub struct FakeApi {
     http: FakeHttp,
-    requests: Arc<Mutex<Vec<Request>>>,
-}
-
-struct Shared {
-    requests: Arc<Mutex<Vec<Request>>>,
-    counter: AtomicU64,
+    log: Log,
 }
 
 impl FakeApi {
     pub fn start() -> FakeApi {
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let shared = Shared {
-            requests: requests.clone(),
-            counter: AtomicU64::new(0),
-        };
+        let log = Log::default();
+        let logged = log.clone();
+        let counter = AtomicU64::new(0);
         let http = FakeHttp::start(move |request| {
             if request.method == "HEAD" {
                 return Reply::new("200 OK", "text/plain", "");
@@ -47,10 +31,10 @@ impl FakeApi {
             if request.method != "POST" || !request.path.starts_with("/v1/messages") {
                 return Reply::not_found();
             }
-            let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
-            let reply = answer(&body, &shared);
+            let body = request.json();
+            let reply = answer(&body, counter.fetch_add(1, Ordering::Relaxed));
             let streamed = body.get("stream").and_then(Value::as_bool) == Some(true);
-            shared.requests.lock().unwrap().push(Request {
+            logged.push(Logged {
                 session: request
                     .header("x-claude-code-session-id")
                     .map(str::to_string),
@@ -63,7 +47,7 @@ impl FakeApi {
                 Reply::new("200 OK", "application/json", reply.to_string())
             }
         });
-        FakeApi { http, requests }
+        FakeApi { http, log }
     }
 
     pub fn base_url(&self) -> String {
@@ -71,20 +55,13 @@ impl FakeApi {
     }
 
     /// The Messages API requests logged so far for `session`.
-    pub fn requests_of(&self, session: &str) -> Vec<Request> {
-        self.requests
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|r| r.session.as_deref() == Some(session))
-            .cloned()
-            .collect()
+    pub fn requests_of(&self, session: &str) -> Vec<Logged> {
+        self.log.of_session(session)
     }
 }
 
 /// The assistant message the script gives for `request`.
-fn answer(request: &Value, shared: &Shared) -> Value {
-    let n = shared.counter.fetch_add(1, Ordering::Relaxed);
+fn answer(request: &Value, n: u64) -> Value {
     let last_user = request["messages"]
         .as_array()
         .into_iter()
@@ -165,8 +142,5 @@ fn sse(message: &Value) -> String {
                        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": null},
                        "usage": {"output_tokens": 1}}));
     events.push(json!({"type": "message_stop"}));
-    events
-        .iter()
-        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
-        .collect()
+    fake_http::sse(&events)
 }

@@ -14,46 +14,39 @@
 //! (and every turn after an output) is the text "pong".
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
-use crate::support::fake_http::{FakeHttp, Reply};
+use crate::support::fake_http::{self, FakeHttp, Log, Logged, Reply};
 
 /// The summary of the scripted reasoning item.
 pub const THOUGHT: &str = "Thinking it over.";
 
-/// One logged request: Codex's session header and the body.
-#[derive(Clone, Debug)]
-pub struct Request {
-    pub session: Option<String>,
-    pub body: Value,
-}
-
 pub struct FakeResponses {
     http: FakeHttp,
-    requests: Arc<Mutex<Vec<Request>>>,
+    log: Log,
 }
 
 impl FakeResponses {
     pub fn start() -> FakeResponses {
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let log = requests.clone();
+        let log = Log::default();
+        let logged = log.clone();
         let counter = AtomicU64::new(0);
         let http = FakeHttp::start(move |request| {
             if request.method != "POST" || !request.path.ends_with("/responses") {
                 return Reply::not_found();
             }
-            let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+            let body = request.json();
             let n = counter.fetch_add(1, Ordering::Relaxed);
             let items = answer(&body, n);
-            log.lock().unwrap().push(Request {
+            logged.push(Logged {
                 session: request.header("session-id").map(str::to_string),
+                path: request.path.clone(),
                 body,
             });
             Reply::new("200 OK", "text/event-stream", sse(&items, n))
         });
-        FakeResponses { http, requests }
+        FakeResponses { http, log }
     }
 
     /// What the provider's `base_url` should be.
@@ -62,14 +55,8 @@ impl FakeResponses {
     }
 
     /// The requests logged so far for `session`.
-    pub fn requests_of(&self, session: &str) -> Vec<Request> {
-        self.requests
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|r| r.session.as_deref() == Some(session))
-            .cloned()
-            .collect()
+    pub fn requests_of(&self, session: &str) -> Vec<Logged> {
+        self.log.of_session(session)
     }
 }
 
@@ -138,8 +125,5 @@ fn sse(items: &[Value], n: u64) -> String {
         "output_tokens": 2, "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": 5}}}),
     );
-    events
-        .iter()
-        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
-        .collect()
+    fake_http::sse(&events)
 }

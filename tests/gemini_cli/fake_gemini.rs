@@ -10,34 +10,26 @@
 //! CLI's model router does) gets an object with each required property of
 //! its schema.
 
-use std::sync::{Arc, Mutex};
-
 use serde_json::{json, Map, Value};
 
-use crate::support::fake_http::{FakeHttp, Received, Reply};
+use crate::support::fake_http::{FakeHttp, Log, Logged, Received, Reply};
 
 /// The thought signature of the scripted shell call (base64).
 pub const SIGNATURE: &str = "c2NyaXB0ZWQtc2lnbmF0dXJl";
 
-/// One logged request.
-#[derive(Clone, Debug)]
-pub struct Request {
-    pub path: String,
-    pub body: Value,
-}
-
 pub struct FakeGemini {
     http: FakeHttp,
-    requests: Arc<Mutex<Vec<Request>>>,
+    log: Log,
 }
 
 impl FakeGemini {
     pub fn start() -> FakeGemini {
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let log = requests.clone();
+        let log = Log::default();
+        let logged = log.clone();
         let http = FakeHttp::start(move |received: &Received| {
-            let body: Value = serde_json::from_slice(&received.body).unwrap_or(Value::Null);
-            log.lock().unwrap().push(Request {
+            let body = received.json();
+            logged.push(Logged {
+                session: None,
                 path: received.path.clone(),
                 body: body.clone(),
             });
@@ -57,7 +49,7 @@ impl FakeGemini {
                 Reply::not_found()
             }
         });
-        FakeGemini { http, requests }
+        FakeGemini { http, log }
     }
 
     pub fn base_url(&self) -> String {
@@ -66,12 +58,12 @@ impl FakeGemini {
 
     /// How many requests were logged so far.
     pub fn count(&self) -> usize {
-        self.requests.lock().unwrap().len()
+        self.log.count()
     }
 
     /// The requests logged since the `from`-th.
-    pub fn since(&self, from: usize) -> Vec<Request> {
-        self.requests.lock().unwrap()[from..].to_vec()
+    pub fn since(&self, from: usize) -> Vec<Logged> {
+        self.log.since(from)
     }
 }
 

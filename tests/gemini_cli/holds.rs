@@ -1,5 +1,6 @@
-//! What a conversation holds, read from each of the shapes the tests see
-//! it in (agy's message stream, a Gemini CLI session file, a Gemini API
+//! What a conversation holds ([`Holds`], `support::holds`), read from
+//! each of the shapes the tests see it in (agy's message stream with
+//! Gemini CLI's tool names, a Gemini CLI session file, a Gemini API
 //! request), and the checks of a resumed session's request.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -8,31 +9,8 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::{REPAIR_TEXTS, TOOLS};
-
-pub fn json_lines(bytes: &[u8]) -> Vec<Value> {
-    bytes
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_slice(l).unwrap())
-        .collect()
-}
-
-/// What a conversation holds: its texts, its calls (id, name, arguments as
-/// JSON) and the text of each result of a call.
-#[derive(Debug, Default)]
-pub struct Holds {
-    pub texts: BTreeSet<String>,
-    pub calls: BTreeSet<(String, String, String)>,
-    pub results: BTreeSet<(String, String)>,
-}
-
-pub fn result_text(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
+use crate::support::holds::{assert_kept, holds_of_stream_as, result_text, Holds};
+use crate::support::store::json_lines;
 
 /// A common-named call under Gemini CLI's name (`to_gemini`), or back.
 pub fn map_call(name: &str, input: &Value, to_gemini: bool) -> (String, String) {
@@ -65,72 +43,11 @@ pub fn map_call(name: &str, input: &Value, to_gemini: bool) -> (String, String) 
 }
 
 /// What each conversation of a plain message stream holds, its calls
-/// named as in Gemini CLI when `gemini_names`.
-pub fn holds_of_stream(
-    stream: &[Value],
-    thinking_as_text: bool,
-    gemini_names: bool,
-) -> BTreeMap<String, Holds> {
-    let mut all: BTreeMap<String, Holds> = BTreeMap::new();
-    let mut declared = BTreeSet::new();
-    for record in stream.iter().filter(|r| r["kind"] == "message") {
-        let holds = all
-            .entry(record["conversation"].as_str().unwrap().to_string())
-            .or_default();
-        if record["role"] == "system" {
-            continue;
-        }
-        for block in record["content"].as_array().unwrap() {
-            match block["type"].as_str().unwrap() {
-                "text" if !block["text"].as_str().unwrap().trim().is_empty() => {
-                    holds
-                        .texts
-                        .insert(block["text"].as_str().unwrap().to_string());
-                }
-                "thinking" if thinking_as_text => {
-                    let thinking = block["thinking"].as_str().unwrap();
-                    if !thinking.trim().is_empty() {
-                        holds
-                            .texts
-                            .insert(format!("<thinking>\n{thinking}\n</thinking>"));
-                    }
-                }
-                "tool_use" => {
-                    let id = block["id"].as_str().unwrap().to_string();
-                    declared.insert(id.clone());
-                    let (name, input) = if gemini_names {
-                        map_call(block["name"].as_str().unwrap(), &block["input"], true)
-                    } else {
-                        (
-                            block["name"].as_str().unwrap().to_string(),
-                            block["input"].to_string(),
-                        )
-                    };
-                    holds.calls.insert((id, name, input));
-                }
-                "tool_result" => {
-                    let id = block["tool_use_id"].as_str().unwrap().to_string();
-                    let text = result_text(&block["content"]);
-                    if declared.remove(&id) {
-                        if !text.trim().is_empty() {
-                            holds.results.insert((id, text));
-                        }
-                    } else {
-                        let error = if block["is_error"] == true {
-                            " (error)"
-                        } else {
-                            ""
-                        };
-                        holds
-                            .texts
-                            .insert(format!("Tool result for {id}{error}: {text}"));
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    all
+/// named as in Gemini CLI.
+pub fn holds_of_stream(stream: &[Value], thinking_as_text: bool) -> BTreeMap<String, Holds> {
+    holds_of_stream_as(stream, thinking_as_text, |name, input| {
+        map_call(name, input, true)
+    })
 }
 
 /// A user text as the model got it: without the zero-width space
@@ -205,28 +122,6 @@ pub fn holds_of_request(name: &str, contents: &[Value]) -> Holds {
     holds
 }
 
-/// Says what of `want` is not in `got`.
-pub fn missing(want: &Holds, got: &Holds, what: &str) -> Vec<String> {
-    let cut = |s: &str| s.chars().take(100).collect::<String>();
-    let mut missing: Vec<String> = Vec::new();
-    missing.extend(
-        want.texts
-            .difference(&got.texts)
-            .map(|t| format!("{what}: text {:?}", cut(t))),
-    );
-    missing.extend(
-        want.calls
-            .difference(&got.calls)
-            .map(|c| format!("{what}: call {c:?}")),
-    );
-    missing.extend(
-        want.results
-            .difference(&got.results)
-            .map(|(id, text)| format!("{what}: result of {id}: {:?}", cut(text))),
-    );
-    missing
-}
-
 /// The thought signatures of the calls in a session file's content parts.
 pub fn signatures_of_session(path: &Path) -> BTreeMap<String, String> {
     let mut found = BTreeMap::new();
@@ -254,8 +149,7 @@ pub fn check_resumed(
     signatures: &BTreeMap<String, String>,
 ) {
     let got = holds_of_request(name, contents);
-    let gaps = missing(want, &got, name);
-    assert!(gaps.is_empty(), "Gemini CLI's request lost: {gaps:#?}");
+    assert_kept(want, &got, name, "Gemini CLI's request");
     for content in contents {
         for part in content["parts"].as_array().unwrap() {
             if let Some(id) = part["functionCall"]["id"].as_str() {
@@ -373,6 +267,7 @@ pub fn sent_ids(holds: &Holds) -> Holds {
                 )
             })
             .collect(),
+        assistant_turns: holds.assistant_turns,
     }
 }
 

@@ -2,7 +2,8 @@
 //! CLIs are pointed at: it reads each request (keep-alive, bodies by
 //! `Content-Length` or chunked), hands it to the test's handler, and
 //! writes the handler's reply. The fakes (the Messages API for Claude
-//! Code, the Responses API for Codex) only say what to answer.
+//! Code, the Responses API for Codex, the Gemini API for Gemini CLI) only
+//! say what to answer, and keep what they were asked in a [`Log`].
 //!
 //! It stops by itself: when dropped, and at the latest after [`LIFETIME`],
 //! and each connection after [`IDLE`] without a request. It binds
@@ -13,9 +14,11 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use serde_json::Value;
 
 pub const LIFETIME: Duration = Duration::from_secs(900);
 pub const IDLE: Duration = Duration::from_secs(60);
@@ -38,6 +41,60 @@ impl Received {
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
     }
+
+    /// The body as JSON (null when it is not JSON).
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+/// A request as a fake API logs it: the session its CLI named (in a
+/// header of the CLI's), the path, and the body as JSON.
+#[derive(Clone, Debug)]
+pub struct Logged {
+    pub session: Option<String>,
+    pub path: String,
+    pub body: Value,
+}
+
+/// The requests a fake API logged, shared by its handler and the test.
+#[derive(Clone, Default)]
+pub struct Log(Arc<Mutex<Vec<Logged>>>);
+
+impl Log {
+    pub fn push(&self, logged: Logged) {
+        self.0.lock().unwrap().push(logged);
+    }
+
+    /// The requests logged so far for `session`.
+    pub fn of_session(&self, session: &str) -> Vec<Logged> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.session.as_deref() == Some(session))
+            .cloned()
+            .collect()
+    }
+
+    /// How many requests were logged so far.
+    pub fn count(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+
+    /// The requests logged since the `from`-th.
+    pub fn since(&self, from: usize) -> Vec<Logged> {
+        self.0.lock().unwrap()[from..].to_vec()
+    }
+}
+
+/// `events` as a stream of server-sent events, each named by its `type`
+/// (as the Messages and Responses APIs stream them).
+pub fn sse(events: &[Value]) -> String {
+    events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect()
 }
 
 /// What the handler answers.

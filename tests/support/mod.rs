@@ -2,11 +2,20 @@
 //! what it is: a tiny protobuf encoder of our own (independent of the
 //! library's writer, so a bug there cannot hide in both), a builder for agy
 //! conversation databases, and helpers to run the binaries; for the tests
-//! that start real CLIs, a loopback-only network namespace per test
-//! ([`netns`]) and the HTTP server of the fake model APIs ([`fake_http`]).
+//! that start real CLIs, where those clients are installed and how a
+//! missing one is reported ([`clients`]), the stores they convert
+//! ([`corpus`]), what a converted conversation must still hold
+//! ([`holds`]), a loopback-only network
+//! namespace per test ([`netns`]) and the HTTP server of the fake model
+//! APIs ([`fake_http`]); agy's index of conversations, built as agy builds
+//! it ([`index`]).
 #![allow(dead_code)]
 
+pub mod clients;
+pub mod corpus;
 pub mod fake_http;
+pub mod holds;
+pub mod index;
 pub mod netns;
 pub mod pb;
 pub mod steps;

@@ -68,11 +68,12 @@ records.
                 Ok(())
             },
         },
-        docs: &[Doc {
-            bins: &[Bin::Dump],
-            help: "only conversations whose db, -wal, .meta or brain files changed after \
+        docs: &[
+            Doc {
+                bins: &[Bin::Dump],
+                help: "only conversations whose db, -wal, .meta or brain files changed after \
                    STAMP: a file's mtime, or an RFC 3339 time",
-            man: r#"Dump only the conversations of which something changed after
+                man: r#"Dump only the conversations of which something changed after
 .IR STAMP :
 the database, its
 .I \-wal
@@ -90,7 +91,27 @@ Without
 .BR \-\-id ,
 an unchanged conversation is not even opened.
 "#,
-        }],
+            },
+            Doc {
+                bins: &[Bin::Ls],
+                help: "only conversations whose db, -wal, .meta or brain files changed after \
+                   STAMP: a file's mtime, or an RFC 3339 time",
+                man: r#"List only the conversations of which something changed after
+.IR STAMP ,
+as
+.BR "agy\-dump \-\-changed\-since"
+decides it: the database, its
+.I \-wal
+or
+.I .meta
+sidecar, or anything under its brain directory.
+.I STAMP
+is a file, whose modification time is used, or an RFC 3339 time; anything
+else is a usage error.
+An unchanged conversation is not opened.
+"#,
+            },
+        ],
     },
     // agy-encode: how messages become steps.
     //
@@ -201,7 +222,7 @@ is set, else
             },
         },
         docs: &[Doc {
-            bins: &[Bin::Dump, Bin::Pack],
+            bins: &[Bin::Dump, Bin::Pack, Bin::Ls],
             help: "default root of this agy surface: cli (default) or acp",
             man: r#"Which surface's default data root to use:
 .B cli
@@ -250,8 +271,8 @@ and bookkeeping steps before it are kept.
             },
         ],
     },
-    // Three flags are named --format: what agy-decode writes, what
-    // agy-encode reads, and what agy-render writes.
+    // Four flags are named --format: what agy-decode writes, what
+    // agy-encode reads, and what agy-render and agy-ls write.
     Flag {
         long: "format",
         short: None,
@@ -354,6 +375,28 @@ one session each.
 (the default) or
 .B markdown
 .RB ( md ).
+"#,
+        }],
+    },
+    Flag {
+        long: "format",
+        short: None,
+        kind: Kind::Value {
+            name: "FORMAT",
+            complete: Complete::Choices(&["json", "table"]),
+            update: |args, value| {
+                args.list_format = crate::list::Format::parse(&value.string()?)?;
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Ls],
+            help: "json (the default: one object a line) or table (aligned columns for people)",
+            man: r#".B json
+(the default) writes one JSON object a line, described below;
+.B table
+writes aligned columns with a header line: last activity, step count,
+index, id, directory and title.
 "#,
         }],
     },
@@ -536,6 +579,32 @@ Codex and Gemini CLI append to a session they resume.
             man: r#"Check the whole stream, building each conversation in a private temporary
 directory, and write nothing under the root.
 The paths that would be written are printed.
+"#,
+        }],
+    },
+    Flag {
+        long: "reindex",
+        short: None,
+        kind: Kind::Switch(|args| args.reindex = true),
+        docs: &[Doc {
+            bins: &[Bin::Pack],
+            help: "read no stream: rebuild the missing and stale rows of the root's index \
+                   (conversation_summaries.db) from its conversation databases",
+            man: r#"Read no stream: rebuild the root's index,
+.IR conversation_summaries.db ,
+from its conversation databases.
+A conversation the index does not list gets a row; a row whose step count or
+last user input disagrees with its database is brought up to date (keeping a
+non-empty title and every column the database says nothing of); a row that
+agrees keeps its bytes, and rows of conversations not in the root are left
+alone.
+Prints
+.BI "added " ID
+or
+.BI "updated " ID
+for each row written.
+See
+.BR "THE INDEX" .
 "#,
         }],
     },

@@ -26,7 +26,7 @@
 //!
 //! ```text
 //! cargo build --bins
-//! for b in dump decode encode pack render; do
+//! for b in dump decode encode pack render ls; do
 //!     target/debug/agy-$b --generate man > man/agy-$b.1
 //! done
 //! ```
@@ -56,10 +56,18 @@ pub enum Bin {
     Encode,
     Pack,
     Render,
+    Ls,
 }
 
 impl Bin {
-    pub const ALL: [Bin; 5] = [Bin::Dump, Bin::Decode, Bin::Encode, Bin::Pack, Bin::Render];
+    pub const ALL: [Bin; 6] = [
+        Bin::Dump,
+        Bin::Decode,
+        Bin::Encode,
+        Bin::Pack,
+        Bin::Render,
+        Bin::Ls,
+    ];
 
     /// The program's name, as installed and as its messages start.
     pub const fn name(self) -> &'static str {
@@ -69,6 +77,7 @@ impl Bin {
             Bin::Encode => "agy-encode",
             Bin::Pack => "agy-pack",
             Bin::Render => "agy-render",
+            Bin::Ls => "agy-ls",
         }
     }
 }

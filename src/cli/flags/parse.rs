@@ -113,8 +113,12 @@ pub struct Args {
     pub root: Option<PathBuf>,
     /// agy-pack `-n, --dry-run`.
     pub dry_run: bool,
+    /// agy-pack `--reindex`.
+    pub reindex: bool,
     /// agy-render `-f, --format`.
     pub render_format: crate::render::Format,
+    /// agy-ls `--format`.
+    pub list_format: crate::list::Format,
     /// agy-render `-o, --out`.
     pub out: Option<PathBuf>,
 }

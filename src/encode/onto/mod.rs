@@ -39,6 +39,7 @@ mod steps;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 
+use crate::decode::summary::{StepFacts, Tally};
 use crate::decode::{self, Decoder, OriginalStepRow, SpilledResult};
 use crate::encode::{self, Synth};
 use crate::error::{Error, Result};
@@ -105,6 +106,9 @@ struct Merge {
     text_edits: HashMap<i64, Vec<(String, String)>>,
     /// Buffers of settled steps, for the next ones.
     pool: Vec<Vec<u8>>,
+    /// What the steps written tell the index row (the new steps' facts
+    /// join at the end, from [`Synth`]).
+    after: Tally,
 }
 
 /// An original step and what the edited stream said of it so far.
@@ -123,6 +127,8 @@ struct OriginalStep {
     edited: Vec<Vec<u8>>,
     /// The call this step executes, if any.
     call_id: Option<String>,
+    /// What it tells the index row, as the original has it.
+    facts: StepFacts,
 }
 
 impl OriginalStep {
@@ -245,8 +251,11 @@ impl Merger {
         match kind.as_slice() {
             b"meta" => self.meta(line, out),
             b"message" => self.message(line, out),
+            // The original's brain files, artifacts among them, are carried
+            // over as they were.
+            b"artifact" => Ok(()),
             other => Err(Error::data(format!(
-                "unknown record kind {:?} (expected message or meta)",
+                "unknown record kind {:?} (expected message, meta or artifact)",
                 String::from_utf8_lossy(other)
             ))),
         }
@@ -261,6 +270,8 @@ impl Merger {
         let mut conv = self.conv.take().expect("checked above");
         let at = conv.next_idx;
         conv.next_idx = conv.synth.pending(at, out)?;
+        let written = conv.synth.take_tally();
+        conv.after.absorb(written);
         self.write_held(&mut conv, out)?;
         self.copy_files(&mut conv, out)
     }
@@ -310,6 +321,7 @@ impl Merger {
             spill_texts: HashMap::new(),
             text_edits: HashMap::new(),
             pool: Vec::new(),
+            after: Tally::default(),
         };
         let mut found = false;
         while let Some(line) = self.next_original()? {
@@ -404,6 +416,7 @@ impl Merger {
             idx,
             call_id,
             spill,
+            facts,
         } = row;
         let idx =
             idx.ok_or_else(|| self.original_error(Error::data("steps row has no integer idx")))?;
@@ -428,6 +441,7 @@ impl Merger {
             spill,
             edited: Vec::new(),
             call_id,
+            facts,
         });
         Ok(())
     }

@@ -80,6 +80,27 @@ impl Merger {
         Ok(())
     }
 
+    /// The original's index row, carried onto the edited conversation: a
+    /// column whose derived value the edit changed (step count, last user
+    /// input, preview, title, times) takes the new one, every other keeps
+    /// its bytes, so an unedited conversation's row is the original's.
+    fn write_index_row(
+        &mut self,
+        conv: &mut Merge,
+        user_version: i64,
+        row: &crate::stream::record::RowCells<'_>,
+        out: &mut Output,
+    ) -> Result<()> {
+        let original = crate::store::index::IndexRow::from_record(user_version, row);
+        let before = self
+            .decoder
+            .summary()
+            .ok_or_else(|| Error::data("an index record before the conversation's rows"))?;
+        let after = conv.after.clone().summary_like(&before);
+        after.carry(&before, &original).write(out.buf(), &conv.id);
+        out.end_record()
+    }
+
     /// The original's brain files, `steps/<idx>/` renumbered (dropped with
     /// a deleted step), spilled outputs replaced where their text was
     /// edited, and transcripts' `step_index` renumbered.
@@ -106,6 +127,13 @@ impl Merger {
             if record.conversation() != conv.id {
                 self.peeked = Some(line);
                 break;
+            }
+            if let Record::Index {
+                user_version, row, ..
+            } = &record
+            {
+                self.write_index_row(conv, *user_version, row, out)?;
+                continue;
             }
             let Record::File {
                 path,

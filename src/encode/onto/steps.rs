@@ -136,6 +136,12 @@ impl Merge {
         self.delta = new - cur.idx;
         self.next_idx = new + 1;
         self.map.push((cur.idx, Some(new)));
+        // An edited row says other things (its text, say) than the
+        // original did; renumbering changes none of them.
+        match &edited {
+            Some(line) => self.after.note(new, &facts_of_row(line)?),
+            None => self.after.note(new, &cur.facts),
+        }
         let changed_call = cur
             .call_id
             .as_ref()
@@ -206,4 +212,26 @@ impl Merge {
             .or_default()
             .push((old.to_string(), new.to_string()));
     }
+}
+
+/// What a steps row tells the index row, read from the row itself.
+fn facts_of_row(line: &[u8]) -> Result<crate::decode::summary::StepFacts> {
+    let record = crate::stream::record::Record::parse(line)?;
+    let crate::stream::record::Record::Row { row, .. } = &record else {
+        return Err(crate::error::Error::data("an edited step is not a row"));
+    };
+    let blob = |column: &str| -> Result<Vec<u8>> {
+        Ok(row
+            .get(column)
+            .map(|c| c.blob_bytes())
+            .transpose()?
+            .flatten()
+            .unwrap_or_default())
+    };
+    let step_type = row.get("step_type").and_then(|c| c.as_i64());
+    Ok(crate::decode::summary::StepFacts::of_step(
+        &blob("step_payload")?,
+        step_type,
+        &blob("metadata")?,
+    ))
 }

@@ -248,6 +248,11 @@ pub const RECORD_KEYS: &[(&str, &[&str])] = &[
             "forked_from",
         ],
     ),
+    // A brain artifact (agy-decode writes it; agy-encode writes it back).
+    (
+        "artifact",
+        &["conversation", "kind", "name", "time", "text"],
+    ),
 ];
 
 /// The keys of a record of `kind`, if the message stream defines the kind.
@@ -315,6 +320,10 @@ pub struct InputRecord<'a> {
     pub raw: Option<String>,
     pub parent_conversation_id: Option<String>,
     pub forked_from: Option<ForkedFrom>,
+    /// An `artifact` record's file name, time and Markdown.
+    pub name: Option<String>,
+    pub time: Option<String>,
+    pub text: Option<String>,
     /// Keys of the line that nothing reads ([`unread_keys`]); filled by
     /// [`crate::stream::message_reader::read_line`].
     #[serde(skip)]

@@ -4,11 +4,19 @@
 //! Each line is one record with `conversation` and `kind` first. For each
 //! conversation, contiguous and in this order: one `db` record, `schema`
 //! records in `sqlite_master` order, `row` records (every other table first,
-//! `steps` last), then `file` records for the brain directory. A file over
-//! [`FILE_PART`] comes in parts: its first record, then records with
-//! `"append":true` (agy-encode writes its transcripts' parts between the
-//! step rows as they fill; readers take file records anywhere after the
-//! schema).
+//! `steps` last), at most one `index` record, then `file` records for the
+//! brain directory. A file over [`FILE_PART`] comes in parts: its first
+//! record, then records with `"append":true` (agy-encode writes its
+//! transcripts' parts between the step rows as they fill; readers take file
+//! records anywhere after the schema).
+//!
+//! An `index` record is the conversation's row of another database: the
+//! `conversation_summaries` table of the data root's
+//! `conversation_summaries.db`, agy's list of conversations. It has a kind
+//! of its own, so no reader can take it for a row of the conversation's
+//! database, and it carries that database's `user_version` (what agy-pack
+//! gives an index it has to create). Its cells follow the rules below, by
+//! the affinity of the index's own columns.
 //!
 //! SQLite values keep their storage class and bytes. In a column whose
 //! declared type has BLOB affinity a plain JSON string is the hex of a blob;
@@ -33,8 +41,8 @@ pub use blob_hex::{decode_hex, decode_hex_bytes_into, decode_hex_into, is_hex_di
 pub use read::{canonical_file_line, CanonicalFile, FileContent, JsonCell, Record, RowCells};
 pub use write::{
     file_part_len, is_blob_affinity, write_cell, write_db, write_file_part,
-    write_file_part_escaped_head, write_row, write_row_to, write_schema, Column, FILE_PART,
-    FILE_PART_ESCAPED_END,
+    write_file_part_escaped_head, write_index, write_json_cell, write_row, write_row_to,
+    write_schema, Column, FILE_PART, FILE_PART_ESCAPED_END,
 };
 
 use std::borrow::Cow;
@@ -63,6 +71,63 @@ pub enum FileDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn index_records_keep_every_form_of_their_values() {
+        let cases: Vec<(Cell, bool)> = vec![
+            (Cell::Null, false),
+            (Cell::Integer(-1), false),
+            (Cell::Real(0.5), false),
+            (Cell::Real(f64::NEG_INFINITY), false),
+            (Cell::Text(Cow::Borrowed(b"title")), false),
+            (Cell::Text(Cow::Borrowed(b"in a blob column")), true),
+            (Cell::Text(Cow::Borrowed(b"\xff")), false),
+            (Cell::Blob(Cow::Borrowed(b"\x0a\x00")), true),
+            (Cell::Blob(Cow::Borrowed(b"\x01")), false),
+        ];
+        let cells: Vec<(String, JsonCell)> = cases
+            .iter()
+            .enumerate()
+            .map(|(i, (cell, blob))| (format!("c{i}"), JsonCell::from_cell(cell, *blob)))
+            .collect();
+        let mut out = Vec::new();
+        write_index(
+            &mut out,
+            "c1",
+            3,
+            cells.iter().map(|(n, c)| (n.as_str(), c)),
+        );
+        // The same bytes as each value written straight from SQLite.
+        let mut expected =
+            b"{\"conversation\":\"c1\",\"kind\":\"index\",\"user_version\":3,\"row\":{".to_vec();
+        for (i, (cell, blob)) in cases.iter().enumerate() {
+            if i > 0 {
+                expected.push(b',');
+            }
+            expected.extend_from_slice(format!("\"c{i}\":").as_bytes());
+            write_cell(&mut expected, cell, *blob);
+        }
+        expected.extend_from_slice(b"}}\n");
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&expected)
+        );
+        let Record::Index {
+            user_version, row, ..
+        } = Record::parse(&out[..out.len() - 1]).unwrap()
+        else {
+            panic!("not an index record")
+        };
+        assert_eq!(user_version, 3);
+        let back: Vec<(String, JsonCell)> = row
+            .0
+            .into_iter()
+            .map(|(n, c)| (n.into_owned(), c.into_owned()))
+            .collect();
+        assert_eq!(back, cells);
+        let err = Record::parse(br#"{"conversation":"c","kind":"index","row":{}}"#).unwrap_err();
+        assert!(err.message().contains("user_version"), "{err}");
+    }
 
     fn columns() -> Vec<Column> {
         vec![

@@ -77,7 +77,40 @@ pub enum JsonCell<'a> {
     TextHex(Cow<'a, str>),
 }
 
+impl JsonCell<'static> {
+    /// The stream form of an SQLite value in a column of the given
+    /// affinity: what [`write_cell`] writes, as a value.
+    pub fn from_cell(cell: &Cell<'_>, blob_column: bool) -> JsonCell<'static> {
+        match cell {
+            Cell::Null => JsonCell::Null,
+            Cell::Integer(v) => JsonCell::Integer(*v),
+            Cell::Real(v) => JsonCell::Real(*v),
+            Cell::Text(bytes) => match std::str::from_utf8(bytes) {
+                Ok(text) if !blob_column => JsonCell::Plain(Cow::Owned(text.to_owned())),
+                Ok(text) => JsonCell::Text(Cow::Owned(text.to_owned())),
+                Err(_) => JsonCell::TextHex(Cow::Owned(hex::encode(bytes))),
+            },
+            Cell::Blob(bytes) if blob_column => JsonCell::Plain(Cow::Owned(hex::encode(bytes))),
+            Cell::Blob(bytes) => JsonCell::Blob(Cow::Owned(hex::encode(bytes))),
+        }
+    }
+}
+
 impl<'a> JsonCell<'a> {
+    /// This value with its own copy of any text it borrows.
+    pub fn into_owned(self) -> JsonCell<'static> {
+        let own = |s: Cow<'a, str>| Cow::Owned(s.into_owned());
+        match self {
+            JsonCell::Null => JsonCell::Null,
+            JsonCell::Integer(v) => JsonCell::Integer(v),
+            JsonCell::Real(v) => JsonCell::Real(v),
+            JsonCell::Plain(s) => JsonCell::Plain(own(s)),
+            JsonCell::Text(s) => JsonCell::Text(own(s)),
+            JsonCell::Blob(s) => JsonCell::Blob(own(s)),
+            JsonCell::TextHex(s) => JsonCell::TextHex(own(s)),
+        }
+    }
+
     /// The SQLite value this stands for in a column of the given affinity.
     pub fn to_cell(&self, blob_column: bool) -> Result<Cell<'a>> {
         Ok(match self {
@@ -322,6 +355,14 @@ pub enum Record<'a> {
         table: Cow<'a, str>,
         row: RowCells<'a>,
     },
+    /// The conversation's row of the data root's index (see the module
+    /// documentation).
+    Index {
+        conversation: Cow<'a, str>,
+        /// The index database's `PRAGMA user_version`.
+        user_version: i64,
+        row: RowCells<'a>,
+    },
     File {
         conversation: Cow<'a, str>,
         dir: FileDir,
@@ -369,6 +410,15 @@ impl<'a> Record<'a> {
                     .row
                     .ok_or_else(|| Error::data("row record has no \"row\" object"))?,
             },
+            "index" => Record::Index {
+                conversation,
+                user_version: raw
+                    .user_version
+                    .ok_or_else(|| Error::data("index record has no integer \"user_version\""))?,
+                row: raw
+                    .row
+                    .ok_or_else(|| Error::data("index record has no \"row\" object"))?,
+            },
             "file" => {
                 let content = match (raw.text, raw.hex) {
                     (Some(t), None) => FileContent::Text(t),
@@ -398,7 +448,7 @@ impl<'a> Record<'a> {
             }
             other => {
                 return Err(Error::data(format!(
-                    "unknown record kind {other:?} (expected db, schema, row or file)"
+                    "unknown record kind {other:?} (expected db, schema, row, index or file)"
                 )))
             }
         })
@@ -409,6 +459,7 @@ impl<'a> Record<'a> {
             Record::Db { conversation, .. }
             | Record::Schema { conversation, .. }
             | Record::Row { conversation, .. }
+            | Record::Index { conversation, .. }
             | Record::File { conversation, .. } => conversation,
         }
     }

@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::stream::io::Output;
 use crate::stream::json;
 
-use super::{Cell, FileDir};
+use super::{Cell, FileDir, JsonCell};
 
 /// Whether a declared column type gives BLOB affinity (SQLite's rule: the
 /// type contains "BLOB", or no type was declared).
@@ -151,6 +151,53 @@ pub fn write_row_to<'c>(
 /// time; smaller ones, every row of a usual conversation, go into the
 /// buffer whole as before.
 pub const HEX_THROUGH_OVER: usize = 4 << 20;
+
+/// Writes an `index` record: the conversation's row of the data root's
+/// index, columns in table order, each value in the form it was read in.
+pub fn write_index<'c>(
+    out: &mut Vec<u8>,
+    conversation: &str,
+    user_version: i64,
+    cells: impl IntoIterator<Item = (&'c str, &'c JsonCell<'c>)>,
+) {
+    write_head(out, conversation, "index");
+    out.extend_from_slice(b",\"user_version\":");
+    json::write_i64(out, user_version);
+    out.extend_from_slice(b",\"row\":{");
+    for (i, (name, cell)) in cells.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json::write_str(out, name);
+        out.push(b':');
+        write_json_cell(out, cell);
+    }
+    out.extend_from_slice(b"}}\n");
+}
+
+/// Writes a value read from the stream back in the form it was read in,
+/// so a row that passes through unchanged keeps its bytes.
+pub fn write_json_cell(out: &mut Vec<u8>, cell: &JsonCell<'_>) {
+    let wrapped = |out: &mut Vec<u8>, key: &[u8], value: &str| {
+        out.extend_from_slice(key);
+        json::write_str(out, value);
+        out.push(b'}');
+    };
+    match cell {
+        JsonCell::Null => out.extend_from_slice(b"null"),
+        JsonCell::Integer(v) => json::write_i64(out, *v),
+        JsonCell::Real(v) if v.is_finite() => json::write_f64(out, *v),
+        JsonCell::Real(v) => out.extend_from_slice(if *v > 0.0 {
+            b"{\"real\":\"inf\"}"
+        } else {
+            b"{\"real\":\"-inf\"}"
+        }),
+        JsonCell::Plain(s) => json::write_str(out, s),
+        JsonCell::Text(s) => wrapped(out, b"{\"text\":", s),
+        JsonCell::Blob(h) => wrapped(out, b"{\"blob\":", h),
+        JsonCell::TextHex(h) => wrapped(out, b"{\"text_hex\":", h),
+    }
+}
 
 /// The most content one `file` record carries. A larger file travels as a
 /// first record and then records with `"append":true`, so that no line of

@@ -1,0 +1,128 @@
+//! A conversation's index row on its way through agy-pack.
+//!
+//! The row stream's `index` record is checked when it arrives and kept with
+//! the conversation's temporaries (`.<id>.index.agy-pack.tmp`); a stream
+//! without one keeps the word `refresh` there instead. Writing the row is
+//! the last step of putting the conversation in place ([`finish`]), in the
+//! index's own transaction: a run killed before it leaves the index as it
+//! was, and the next run into the root finishes it (see `claim.rs`).
+//!
+//! Without an `index` record the stream says the conversation has no row
+//! of its own, but a root's index may still hold one for the conversation
+//! being replaced; that row is brought up to date with the new database
+//! when it disagrees with it, and no row is ever invented.
+
+use std::io::Write;
+
+use std::path::Path;
+
+use crate::decode::summary;
+use crate::error::{Error, Result};
+use crate::store::index::{self, Change, IndexRow};
+use crate::store::sqlite::{OpenError, Source};
+use crate::stream::record::{Record, RowCells};
+
+/// What the `.index` temporary holds when the stream brought no row.
+const REFRESH: &str = "refresh\n";
+
+/// Checks an `index` record of conversation `id`: its row is the
+/// conversation's, and every value is well formed.
+pub(super) fn check(id: &str, user_version: i64, row: &RowCells<'_>) -> Result<IndexRow> {
+    let row = IndexRow::from_record(user_version, row);
+    row.check_owner(id)?;
+    let later_blobs: Vec<&str> = index::LATER_COLUMNS
+        .iter()
+        .filter(|(_, definition)| definition.starts_with("BLOB"))
+        .map(|(name, _)| *name)
+        .collect();
+    for (name, cell) in &row.cells {
+        cell.to_cell(later_blobs.contains(&name.as_str()))
+            .map_err(|e| e.context(format!("index column {name}")))?;
+    }
+    Ok(row)
+}
+
+/// Where a conversation's row waits, and what it is the row of.
+pub(super) struct Stash<'a> {
+    /// The `.index` temporary.
+    pub path: &'a Path,
+    pub root: &'a Path,
+    pub id: &'a str,
+    /// The conversation's database in place.
+    pub db: &'a Path,
+}
+
+/// Keeps the row (or, with none, the word `refresh`) with the
+/// conversation's temporaries, synced. Without a row and without an index
+/// in the root there is nothing to do, and nothing is kept.
+pub(super) fn stash(stash: &Stash<'_>, row: Option<&IndexRow>) -> Result<()> {
+    if row.is_none() && !index::path(stash.root).exists() {
+        return Ok(());
+    }
+    let mut text = Vec::new();
+    match row {
+        Some(row) => row.write(&mut text, stash.id),
+        None => text.extend_from_slice(REFRESH.as_bytes()),
+    }
+    let path = stash.path;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| Error::io(path.display(), e))?;
+    file.write_all(&text)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| Error::io(path.display(), e))
+}
+
+/// Writes the stashed row of a conversation now in place into the root's
+/// index, then removes the stash. Repeating it after a kill is harmless.
+pub(super) fn finish(stash: &Stash<'_>) -> Result<()> {
+    let path = stash.path;
+    let text = match std::fs::read(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(path.display(), e)),
+    };
+    let change = if text == REFRESH.as_bytes() {
+        refresh(stash.root, stash.db)?
+    } else {
+        let line = text.strip_suffix(b"\n").unwrap_or(&text);
+        let record = Record::parse(line).map_err(|e| e.context(path.display()))?;
+        let Record::Index {
+            user_version, row, ..
+        } = record
+        else {
+            return Err(Error::data(format!(
+                "{}: not an index record",
+                path.display()
+            )));
+        };
+        Some(Change::Put(check(stash.id, user_version, &row)?))
+    };
+    if let Some(change) = change {
+        index::apply(
+            stash.root,
+            &[(stash.id.to_string(), change)],
+            index::BUSY_TIMEOUT,
+        )?;
+    }
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path.display(), e)),
+        _ => Ok(()),
+    }
+}
+
+/// The refresh of the conversation's existing row, if the root has an
+/// index to hold one.
+fn refresh(root: &Path, db: &Path) -> Result<Option<Change>> {
+    if !index::path(root).exists() {
+        return Ok(None);
+    }
+    let source = match Source::open(db) {
+        Ok(source) => source,
+        Err(OpenError::NotAgy(why)) => return Err(Error::data(format!("{}: {why}", db.display()))),
+        Err(OpenError::Failed(e)) => return Err(e.context(db.display())),
+    };
+    Ok(Some(Change::Refresh(summary::of_database(&source)?)))
+}
