@@ -120,6 +120,23 @@ impl Artifacts {
         Ok(())
     }
 
+    /// For a reader that takes a brain file's part without parsing it
+    /// ([`super::Decoder::canonical_file_line`]): whether the artifacts
+    /// need its text, so it must come through [`Artifacts::file`]. When
+    /// not, what `file` would have done with it (end a metadata file being
+    /// read) is done here.
+    pub(super) fn needs(&mut self, path: &str, append: bool) -> bool {
+        if append {
+            return matches!(&self.last, Some((last, _)) if last == path);
+        }
+        if classify(path).is_some() {
+            return true;
+        }
+        self.finish_metadata();
+        self.last = None;
+        false
+    }
+
     fn entry(&mut self, name: &str) -> &mut Artifact {
         let at = match self.found.iter().position(|a| a.name == name) {
             Some(at) => at,

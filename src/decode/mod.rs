@@ -211,19 +211,25 @@ impl Decoder {
     /// text is still checked, so a bad line fails as before. A file a
     /// spilled result waits for is kept as it is when it is escaped as
     /// agy-dump escapes (no `\/`), which is what the ordinary path would
-    /// write. Returns false, having done nothing, for any other line.
+    /// write; an artifact's part goes the ordinary way. Returns false for
+    /// any other line, having done nothing the ordinary path would not do
+    /// first (open the line's conversation).
     pub fn canonical_file_line(&mut self, line: &[u8], out: &mut Output) -> Result<bool> {
         let Some(file) = record::canonical_file_line(line) else {
             return Ok(false);
         };
-        let open = self.current.as_ref().filter(|c| c.id == file.conversation);
-        let wanted = open.is_some_and(|c| c.wants_file(file.path));
+        // Entering twice is nothing: the ordinary path may still follow.
+        self.enter(file.conversation, out)?;
+        let conv = self.current.as_mut().expect("a conversation is open");
+        let wanted = conv.wants_file(file.path);
         if wanted && file.escaped_text.windows(2).any(|w| w == b"\\/") {
             return Ok(false);
         }
-        self.enter(file.conversation, out)?;
+        // Artifacts (the brain's top-level Markdown) are read whole.
+        if conv.artifacts.needs(file.path, file.append) {
+            return Ok(false);
+        }
         if wanted {
-            let conv = self.current.as_mut().expect("a conversation is open");
             conv.escaped_file_text(file.path, file.append, file.escaped_text)?;
         }
         Ok(true)
