@@ -242,6 +242,35 @@ fn a_system_message_between_a_call_and_its_result_does_not_part_them() {
     }
 }
 
+/// A text over a megabyte is shown as written, escaped, not read as
+/// Markdown (whose parse tree would cost three times its size): a note says
+/// so, and neither markup nor Markdown in it takes effect.
+#[test]
+fn a_huge_text_is_shown_as_written() {
+    let c = "c-huge";
+    let filler = "row row row\n".repeat(100_000);
+    let text = format!("**bold** <script>alert(1)</script>\n{filler}");
+    assert!(text.len() > 1 << 20);
+    let stream: String = [
+        message(
+            c,
+            "user",
+            "2026-08-10T09:00:01Z",
+            json!([{"type": "text", "text": text}]),
+        ),
+        meta(c, "huge", "/w", "main", "m"),
+    ]
+    .into_iter()
+    .map(line)
+    .collect();
+    let html = render(&[], &stream);
+    assert!(html.contains("<p class=\"note\">This text is 1.2 MB: shown as it was written, not read as Markdown.</p><div class=\"plain\">**bold** &lt;script&gt;alert(1)&lt;/script&gt;\nrow row row\n"), "{}", &html[..2000.min(html.len())]);
+    assert!(!html.contains("<strong>bold</strong>"));
+    assert_only_safe_markup(&html, "huge");
+    let md = render(&["--format", "markdown"], &stream);
+    assert!(md.contains("*This text is 1.2 MB: shown as it was written, not read as Markdown.*\n\n```\n**bold** <script>alert(1)</script>\nrow row row\n"), "{}", &md[..2000.min(md.len())]);
+}
+
 #[test]
 fn a_bad_conversation_does_not_stop_the_others() {
     let dir = Scratch::new("render-batch");

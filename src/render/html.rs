@@ -437,6 +437,14 @@ impl Page for Html {
     }
 
     fn text(&self, out: &mut Vec<u8>, text: &str, typed: bool) {
+        if text.len() > markdown::MARKDOWN_LIMIT {
+            push(out, "<p class=\"note\">");
+            html_text(out, &markdown::as_written_note(text.len()));
+            push(out, "</p><div class=\"plain\">");
+            html_text(out, text);
+            push(out, "</div>\n");
+            return;
+        }
         push(out, "<div class=\"md\">");
         markdown::to_html(out, text, typed);
         push(out, "</div>\n");

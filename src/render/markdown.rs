@@ -26,6 +26,22 @@ use pulldown_cmark::{
 
 use super::escape;
 
+/// Texts longer than this are shown as written, not read as Markdown.
+/// pulldown-cmark keeps a node per run of text between special bytes, about
+/// three times a text's size, so a 50 MB message would cost 150 MB more
+/// than the message itself; shown as written (escaped), agy-render stays
+/// within about twice its largest message. Nobody reads a megabyte of
+/// Markdown as a page anyway.
+pub const MARKDOWN_LIMIT: usize = 1 << 20;
+
+/// The note put before a text over [`MARKDOWN_LIMIT`].
+pub fn as_written_note(bytes: usize) -> String {
+    format!(
+        "This text is {:.1} MB: shown as it was written, not read as Markdown.",
+        bytes as f64 / 1e6
+    )
+}
+
 fn options() -> Options {
     Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS
 }

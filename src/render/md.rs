@@ -175,6 +175,15 @@ impl Page for Markdown {
     fn turn_end(&self, _out: &mut Vec<u8>) {}
 
     fn text(&self, out: &mut Vec<u8>, text: &str, _typed: bool) {
+        if text.len() > markdown::MARKDOWN_LIMIT {
+            push(
+                out,
+                &format!("*{}*\n\n", markdown::as_written_note(text.len())),
+            );
+            code(out, text, "");
+            push(out, "\n");
+            return;
+        }
         push(out, markdown::sanitize_markdown(text).trim_end());
         push(out, "\n\n");
     }
