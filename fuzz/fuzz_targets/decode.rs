@@ -10,7 +10,7 @@ use agy_tools::stream::record::Record;
 use libfuzzer_sys::fuzz_target;
 
 fn decode(data: &[u8], all: bool) {
-    let mut decoder = Decoder::new(Options { all });
+    let mut decoder = Decoder::new(Options { all, index: false });
     let mut out = sink();
     let mut input = lines(data);
     while let Ok(Some(line)) = input.next_line() {

@@ -50,7 +50,7 @@ pub fn decode_rows(rows: &[u8], all: bool) -> agy_tools::error::Result<(Vec<u8>,
     use agy_tools::stream::record::Record;
     let captured = Captured::default();
     let mut out = Output::captured(&captured);
-    let mut decoder = Decoder::new(Options { all });
+    let mut decoder = Decoder::new(Options { all, index: false });
     let mut warnings = Vec::new();
     let mut input = lines(rows);
     while let Some(line) = input.next_line()? {

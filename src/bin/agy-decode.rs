@@ -38,7 +38,10 @@ fn run() -> Result<()> {
     let Some(args) = flags::parse(&PROGRAM)? else {
         return Ok(());
     };
-    let options = Options { all: args.all };
+    let options = Options {
+        all: args.all,
+        index: false,
+    };
     let output = format::Options {
         thinking: args.thinking,
         verbose: args.verbose,

@@ -43,6 +43,10 @@ pub struct Options {
     /// Also write bookkeeping steps, and kinds nothing here understands, as
     /// `system` messages.
     pub all: bool,
+    /// Also gather what agy's index row says of the conversation ([`Decoder::summary`],
+    /// each step's facts): agy-encode --onto needs it, plain agy-decode
+    /// does not, and it copies every user text (a 50 MB one twice).
+    pub index: bool,
 }
 
 /// Turns a row stream into a message stream, one record at a time.
@@ -382,7 +386,8 @@ impl Decoder {
     }
 
     /// What the open conversation's index row would say of it now: the
-    /// meta record's rules over the steps decoded so far.
+    /// meta record's rules over the steps decoded so far (with
+    /// [`Options::index`] only; without it, nothing is gathered).
     pub fn summary(&self) -> Option<crate::store::index::Summary> {
         let conv = self.current.as_ref()?;
         Some(self.tally.clone().summary(conv))
@@ -438,9 +443,11 @@ impl Decoder {
             columns.status,
         );
         let conv = self.current.as_mut().expect("a conversation is open");
-        let facts = summary::StepFacts::of(&view);
-        self.tally.note(columns.idx.unwrap_or(-1), &facts);
-        self.last_facts = facts;
+        if self.options.index {
+            let facts = summary::StepFacts::of(&view);
+            self.tally.note(columns.idx.unwrap_or(-1), &facts);
+            self.last_facts = facts;
+        }
         Ok(finish_step(
             conv,
             &mut self.warnings,

@@ -211,7 +211,10 @@ impl Merger {
             options,
             original: Lines::open(path)?,
             peeked: None,
-            decoder: Decoder::new(decode::Options { all: true }),
+            decoder: Decoder::new(decode::Options {
+                all: true,
+                index: true,
+            }),
             lines: Vec::new(),
             conv: None,
             finished: HashSet::new(),
