@@ -165,17 +165,7 @@ fn write_lines(
     turns: Vec<turns::Turn>,
     out: &mut Vec<u8>,
 ) {
-    let mut clock = conv
-        .meta
-        .timestamp
-        .as_deref()
-        .and_then(millis)
-        .or_else(|| {
-            turns
-                .iter()
-                .find_map(|t| t.timestamp.as_deref().and_then(millis))
-        })
-        .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".to_string());
+    let mut clock = start_millis(conv, &turns);
     let default_model = conv.meta.model.as_deref().unwrap_or("agy");
     let mut parent = Value::Null;
     for (i, mut turn) in turns.into_iter().enumerate() {
@@ -261,6 +251,22 @@ fn write_lines(
         serde_json::to_writer(&mut *out, &line).expect("serializing to a Vec cannot fail");
         out.push(b'\n');
     }
+}
+
+/// When a session starts, as its lines write times: the meta record's
+/// time, else the first turn's, else the epoch (so equal input gives equal
+/// bytes). Claude Code, Codex and Gemini CLI sessions all start so.
+pub(super) fn start_millis(conv: &Conversation, turns: &[turns::Turn]) -> String {
+    conv.meta
+        .timestamp
+        .as_deref()
+        .and_then(millis)
+        .or_else(|| {
+            turns
+                .iter()
+                .find_map(|t| t.timestamp.as_deref().and_then(millis))
+        })
+        .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".to_string())
 }
 
 /// A timestamp as Claude Code writes them, `YYYY-MM-DDTHH:MM:SS.mmmZ`.

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::claude_code::{millis, project_dir, session_id, write_file};
+use super::claude_code::{millis, project_dir, session_id, start_millis, write_file};
 use super::turns::{self, object, Rules, Turn};
 use super::{Conversation, Options, Report};
 use crate::agy::tools::{self, rename, ArgList, ToolMapping};
@@ -111,18 +111,7 @@ pub fn write(
     };
     let session = session_id(&conv.id);
     let cwd = project_dir(conv, options)?;
-    let start = conv
-        .meta
-        .timestamp
-        .as_deref()
-        .and_then(millis)
-        .or_else(|| {
-            sequenced
-                .turns
-                .iter()
-                .find_map(|t| t.timestamp.as_deref().and_then(millis))
-        })
-        .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".to_string());
+    let start = start_millis(conv, &sequenced.turns);
     let mut writer = Writer {
         lines: Vec::new(),
         clock: start.clone(),

@@ -40,7 +40,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
-use super::claude_code::{millis, project_dir, session_id};
+use super::claude_code::{millis, project_dir, session_id, start_millis};
 use super::turns::{self, object, Rules, Turn};
 use super::{gemini_cli_project, Conversation, Options, Report};
 use crate::error::Result;
@@ -208,17 +208,7 @@ fn session_lines(
     turns: Vec<Turn>,
     report: &mut Report,
 ) -> (Vec<u8>, String, String) {
-    let start = conv
-        .meta
-        .timestamp
-        .as_deref()
-        .and_then(millis)
-        .or_else(|| {
-            turns
-                .iter()
-                .find_map(|t| t.timestamp.as_deref().and_then(millis))
-        })
-        .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".to_string());
+    let start = start_millis(conv, &turns);
     let mut clock = start.clone();
     let mut records: Vec<Map<String, Value>> = Vec::new();
     // Where each call went: its id → (record, call) in `records`.
