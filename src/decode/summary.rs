@@ -86,15 +86,17 @@ pub struct Tally {
     title: Option<(i64, String)>,
 }
 
-/// `candidate` when there is nothing yet, or when `later` says it wins.
-fn keep<T>(slot: &mut Option<(i64, T)>, idx: i64, value: T, later: bool) {
+/// Puts step `idx`'s value in `slot` when there is nothing yet, or when
+/// `later` says it wins; the value is made only then, so a user text that
+/// loses is never copied.
+fn keep<T>(slot: &mut Option<(i64, T)>, idx: i64, later: bool, value: impl FnOnce() -> T) {
     let wins = match slot {
         None => true,
         Some((at, _)) if later => idx >= *at,
         Some((at, _)) => idx < *at,
     };
     if wins {
-        *slot = Some((idx, value));
+        *slot = Some((idx, value()));
     }
 }
 
@@ -107,16 +109,16 @@ impl Tally {
 
     fn look(&mut self, idx: i64, facts: &StepFacts) {
         if let Some(time) = facts.time {
-            keep(&mut self.last_time, idx, time, true);
+            keep(&mut self.last_time, idx, true, || time);
         }
         if facts.kind == kind::USER_INPUT {
-            keep(&mut self.last_input, idx, facts.time, true);
+            keep(&mut self.last_input, idx, true, || facts.time);
             if let Some(text) = &facts.user_text {
-                keep(&mut self.first_text, idx, text.clone(), false);
+                keep(&mut self.first_text, idx, false, || text.clone());
             }
         }
         if let Some(title) = &facts.title {
-            keep(&mut self.title, idx, title.clone(), true);
+            keep(&mut self.title, idx, true, || title.clone());
         }
     }
 
@@ -124,16 +126,16 @@ impl Tally {
     pub fn absorb(&mut self, other: Tally) {
         self.count += other.count;
         if let Some((idx, text)) = other.first_text {
-            keep(&mut self.first_text, idx, text, false);
+            keep(&mut self.first_text, idx, false, || text);
         }
         if let Some((idx, time)) = other.last_input {
-            keep(&mut self.last_input, idx, time, true);
+            keep(&mut self.last_input, idx, true, || time);
         }
         if let Some((idx, time)) = other.last_time {
-            keep(&mut self.last_time, idx, time, true);
+            keep(&mut self.last_time, idx, true, || time);
         }
         if let Some((idx, title)) = other.title {
-            keep(&mut self.title, idx, title, true);
+            keep(&mut self.title, idx, true, || title);
         }
     }
 
