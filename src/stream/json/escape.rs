@@ -1,0 +1,303 @@
+//! Escaping text into JSON strings, the writers' hot loop: conversation
+//! text, tool output and brain transcripts (JSON inside JSON) are most of
+//! what agy-dump and agy-decode write.
+
+/// What each byte needs in a JSON string: 0 = itself, `u` = `\u00XX`,
+/// anything else = that letter after a backslash.
+pub(super) static ESCAPE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        table[i] = b'u';
+        i += 1;
+    }
+    table[b'\n' as usize] = b'n';
+    table[b'\r' as usize] = b'r';
+    table[b'\t' as usize] = b't';
+    table[0x08] = b'b';
+    table[0x0c] = b'f';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
+
+/// True when any byte of the little-endian word needs escaping: below 0x20,
+/// `"` or `\\`. A true answer may be wrong (a borrow between bytes); a
+/// false one never is, which is all the fast path needs.
+#[inline]
+fn word_needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let control = word.wrapping_sub(ONES * 0x20) & !word;
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    let quote = quote.wrapping_sub(ONES) & !quote;
+    let backslash = backslash.wrapping_sub(ONES) & !backslash;
+    (control | quote | backslash) & HIGH != 0
+}
+
+/// Input bytes escaped per round.
+const ESCAPE_ROUND: usize = 4096;
+
+/// Writes `s` as a JSON string. Non-ASCII text is written as UTF-8, never
+/// as `\u` escapes, so the output stays readable and `grep`-able.
+pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    write_str_body(out, s);
+    out.push(b'"');
+}
+
+/// How each byte is written inside a JSON string: up to four bytes and
+/// their count, or a count of 0 for a control character, which takes the
+/// `\u00XX` form.
+struct EscapeTable {
+    bytes: [[u8; 4]; 256],
+    len: [u8; 256],
+}
+
+/// Builds the table for text escaped once, or twice (for a JSON string
+/// inside a JSON string: every escape `\X` becomes `\\` and `X` escaped).
+const fn escape_table(twice: bool) -> EscapeTable {
+    let mut table = EscapeTable {
+        bytes: [[0; 4]; 256],
+        len: [1; 256],
+    };
+    let mut b = 0;
+    while b < 256 {
+        let escape = ESCAPE[b];
+        table.bytes[b] = match (escape, twice) {
+            (0, _) => [b as u8, 0, 0, 0],
+            (b'u', _) => [0; 4],
+            (b'"', true) | (b'\\', true) => [b'\\', b'\\', b'\\', escape],
+            (letter, true) => [b'\\', b'\\', letter, 0],
+            (letter, false) => [b'\\', letter, 0, 0],
+        };
+        table.len[b] = match (escape, twice) {
+            (0, _) => 1,
+            (b'u', _) => 0,
+            (b'"', true) | (b'\\', true) => 4,
+            (_, true) => 3,
+            (_, false) => 2,
+        };
+        b += 1;
+    }
+    table
+}
+
+static ESCAPE_ONCE: EscapeTable = escape_table(false);
+static ESCAPE_TWICE: EscapeTable = escape_table(true);
+
+/// The inside of [`write_str`]: `s` escaped, without the quotes, for text
+/// that becomes part of a longer JSON string.
+pub fn write_str_body(out: &mut Vec<u8>, s: &str) {
+    write_escaped(out, s, &ESCAPE_ONCE, b"\\u00");
+}
+
+/// Writes `s` escaped twice, for a JSON string that sits inside another
+/// JSON string (a brain transcript line inside a `file` record): one pass
+/// instead of escaping the text, then the escaped line again.
+pub fn write_str_body_twice(out: &mut Vec<u8>, s: &str) {
+    write_escaped(out, s, &ESCAPE_TWICE, b"\\\\u00");
+}
+
+/// Conversation text is most of what the tools write. Each round makes
+/// room for a round of input plus some escapes, zero-filled once, and fills
+/// it with no call per run: sixteen bytes at a time where SSE2 finds what
+/// needs escaping (every x86-64), eight at a time through the table
+/// elsewhere and for the last few bytes. A round ends early when its room
+/// runs short, so escape-dense text (brain transcripts are JSON) just takes
+/// more rounds.
+fn write_escaped(out: &mut Vec<u8>, s: &str, table: &EscapeTable, unicode: &[u8]) {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let start = out.len();
+        let room = (bytes.len() - i).min(ESCAPE_ROUND) + 128;
+        out.resize(start + room, 0);
+        let dst = &mut out[start..];
+        let (read, mut n) = escape_vectored(&bytes[i..], dst, table, unicode);
+        i += read;
+        // Room for a word, or for eight bytes of the longest escape (7).
+        while i < bytes.len() && n + 64 <= room {
+            if let Some(word) = bytes.get(i..i + 8) {
+                if !word_needs_escape(u64::from_le_bytes(word.try_into().expect("eight bytes"))) {
+                    dst[n..n + 8].copy_from_slice(word);
+                    n += 8;
+                    i += 8;
+                    continue;
+                }
+            }
+            let end = (i + 8).min(bytes.len());
+            for &b in &bytes[i..end] {
+                n += escape_byte(b, &mut dst[n..], table, unicode);
+            }
+            i = end;
+        }
+        out.truncate(start + n);
+    }
+}
+
+/// Writes byte `b` escaped at the start of `dst` (at least 8 bytes long);
+/// returns how many bytes that took.
+#[inline]
+fn escape_byte(b: u8, dst: &mut [u8], table: &EscapeTable, unicode: &[u8]) -> usize {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let len = usize::from(table.len[b as usize]);
+    if len == 0 {
+        let n = unicode.len();
+        dst[..n].copy_from_slice(unicode);
+        dst[n] = HEX[(b >> 4) as usize];
+        dst[n + 1] = HEX[(b & 0xf) as usize];
+        return n + 2;
+    }
+    dst[..4].copy_from_slice(&table.bytes[b as usize]);
+    len
+}
+
+/// Escapes whole sixteen-byte blocks of `src` into `dst` while both last;
+/// returns the bytes read and written (none on other architectures).
+#[cfg(target_arch = "x86_64")]
+fn escape_vectored(
+    src: &[u8],
+    dst: &mut [u8],
+    table: &EscapeTable,
+    unicode: &[u8],
+) -> (usize, usize) {
+    // SAFETY: SSE2 is part of the x86-64 baseline, so every CPU that runs
+    // this x86_64 binary has it; the function touches memory only through
+    // slices.
+    unsafe { escape_sse2(src, dst, table, unicode) }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn escape_vectored(
+    _src: &[u8],
+    _dst: &mut [u8],
+    _table: &EscapeTable,
+    _unicode: &[u8],
+) -> (usize, usize) {
+    (0, 0)
+}
+
+/// Each block's bytes to escape are walked from its mask: the run before
+/// each is copied sixteen bytes at a time (the copy may run past it, into
+/// room the next write overwrites), then the byte is escaped. Brain
+/// transcripts (JSON inside JSON) need an escape every few bytes, and
+/// restarting the block scan after each made escaping them 12% of the
+/// `agy-dump | agy-decode` pipeline on a long conversation's store.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn escape_sse2(src: &[u8], dst: &mut [u8], table: &EscapeTable, unicode: &[u8]) -> (usize, usize) {
+    let (mut i, mut n) = (0, 0);
+    // A block reads up to 16 bytes past its start for the over-copies, and
+    // writes at most sixteen escapes of 7 bytes plus a 16-byte copy.
+    while i + 32 <= src.len() && n + 16 * 7 + 16 <= dst.len() {
+        let mut mask = special_mask_sse2(&src[i..i + 16]);
+        let mut from = 0;
+        while mask != 0 {
+            let at = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            dst[n..n + 16].copy_from_slice(&src[i + from..i + from + 16]);
+            n += at - from;
+            n += escape_byte(src[i + at], &mut dst[n..], table, unicode);
+            from = at + 1;
+        }
+        dst[n..n + 16].copy_from_slice(&src[i + from..i + from + 16]);
+        n += 16 - from;
+        i += 16;
+    }
+    (i, n)
+}
+
+/// One bit per byte of the sixteen-byte `block` that a JSON string must
+/// escape: a control character, `"` or `\\`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+#[inline]
+pub(super) fn special_mask_sse2(block: &[u8]) -> u32 {
+    use std::arch::x86_64::*;
+    let low = u64::from_le_bytes(block[..8].try_into().expect("eight bytes"));
+    let high = u64::from_le_bytes(block[8..16].try_into().expect("eight bytes"));
+    let v = _mm_set_epi64x(high as i64, low as i64);
+    // Unsigned v <= 0x1f: the smaller of v and 0x1f is v itself.
+    let control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
+    let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+    let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+    _mm_movemask_epi8(_mm_or_si128(control, _mm_or_si128(quote, backslash))) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_like_serde_json() {
+        let every_byte: String = (0..128u8).map(char::from).collect::<String>() + "é✓";
+        let long = "a\"b\\c\u{1f}d".repeat(900) + &every_byte + &"x".repeat(5000);
+        for s in [
+            long.as_str(),
+            every_byte.as_str(),
+            "",
+            "0123456789abcdef\"",
+            "\"0123456789abcdef",
+            "plain",
+            "quote \" back \\ slash",
+            "ctl \u{1}\u{1f}\n\t\r\u{8}\u{c}",
+            "ünï ✓",
+        ] {
+            let mut out = Vec::new();
+            write_str(&mut out, s);
+            let back: String = serde_json::from_slice(&out).unwrap();
+            assert_eq!(back, s);
+            assert_eq!(out, serde_json::to_vec(s).unwrap());
+        }
+    }
+
+    #[test]
+    fn escaping_matches_serde_json_at_every_density() {
+        // Bytes either side of every boundary the vectored test draws.
+        let alphabet: Vec<char> = "ab \"\\\n\t\u{0}\u{1}\u{1f}!#[]\u{7f}\u{80}ÿé✓}{:,"
+            .chars()
+            .collect();
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        for density in [0u64, 1, 3, 10, 50, 100] {
+            for len in [0usize, 1, 7, 8, 9, 15, 16, 17, 100, 5000] {
+                let text: String = (0..len)
+                    .map(|_| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        if state % 100 < density {
+                            alphabet[(state >> 8) as usize % alphabet.len()]
+                        } else {
+                            'x'
+                        }
+                    })
+                    .collect();
+                let mut ours = Vec::new();
+                write_str(&mut ours, &text);
+                assert_eq!(ours, serde_json::to_vec(&text).unwrap(), "{text:?}");
+                let mut twice = Vec::new();
+                write_str_body_twice(&mut twice, &text);
+                let once = serde_json::to_string(&text).unwrap();
+                let again = serde_json::to_string(&once[1..once.len() - 1]).unwrap();
+                assert_eq!(twice, &again.as_bytes()[1..again.len() - 1], "{text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn escaping_twice_is_escaping_the_escaped() {
+        let every_byte: String = (0..128u8).map(char::from).collect::<String>() + "é✓";
+        let long = "plain text, then \"quotes\" and \\ and \n".repeat(20) + &every_byte;
+        for s in [long.as_str(), "", "clean text only", "\u{1}"] {
+            let mut once = Vec::new();
+            write_str_body(&mut once, s);
+            let mut twice_by_two = Vec::new();
+            write_str_body(&mut twice_by_two, std::str::from_utf8(&once).unwrap());
+            let mut twice = Vec::new();
+            write_str_body_twice(&mut twice, s);
+            assert_eq!(twice, twice_by_two, "{s:?}");
+        }
+    }
+}
