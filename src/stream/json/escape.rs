@@ -53,6 +53,8 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
 struct EscapeTable {
     bytes: [[u8; 4]; 256],
     len: [u8; 256],
+    /// Escapes twice ([`write_str_body_twice`]).
+    twice: bool,
 }
 
 /// Builds the table for text escaped once, or twice (for a JSON string
@@ -61,6 +63,7 @@ const fn escape_table(twice: bool) -> EscapeTable {
     let mut table = EscapeTable {
         bytes: [[0; 4]; 256],
         len: [1; 256],
+        twice,
     };
     let mut b = 0;
     while b < 256 {
@@ -163,6 +166,11 @@ fn escape_vectored(
     table: &EscapeTable,
     unicode: &[u8],
 ) -> (usize, usize) {
+    if !table.twice && std::arch::is_x86_feature_detected!("ssse3") {
+        // SAFETY: the CPU has SSSE3 (asked just above; std keeps the
+        // answer); the function touches memory only through slices.
+        return unsafe { escape_once_ssse3(src, dst) };
+    }
     // SAFETY: SSE2 is part of the x86-64 baseline, so every CPU that runs
     // this x86_64 binary has it; the function touches memory only through
     // slices.
@@ -204,6 +212,130 @@ fn escape_sse2(src: &[u8], dst: &mut [u8], table: &EscapeTable, unicode: &[u8]) 
         }
         dst[n..n + 16].copy_from_slice(&src[i + from..i + from + 16]);
         n += 16 - from;
+        i += 16;
+    }
+    (i, n)
+}
+
+/// How eight bytes spread out when the ones a mask marks each take a
+/// backslash before them: for every mask, the `pshufb` control that picks
+/// each output byte's input (a marked byte twice, for its backslash's place
+/// and its own) and the places of the backslashes. Positions past the
+/// output's end (8 plus the marked bytes) are never kept.
+#[cfg(target_arch = "x86_64")]
+struct Spread {
+    picks: [[u8; 16]; 256],
+    backslashes: [[u8; 16]; 256],
+}
+
+#[cfg(target_arch = "x86_64")]
+static SPREAD: Spread = {
+    let mut spread = Spread {
+        picks: [[0; 16]; 256],
+        backslashes: [[0; 16]; 256],
+    };
+    let mut mask = 0;
+    while mask < 256 {
+        let (mut at, mut byte) = (0, 0);
+        while byte < 8 {
+            if mask >> byte & 1 == 1 {
+                spread.picks[mask][at] = byte as u8;
+                spread.backslashes[mask][at] = 0xff;
+                at += 1;
+            }
+            spread.picks[mask][at] = byte as u8;
+            at += 1;
+            byte += 1;
+        }
+        mask += 1;
+    }
+    spread
+};
+
+/// The letter each control character below 16 takes after its backslash
+/// (`\b`, `\t`, `\n`, `\f`, `\r`), 0 for those written `\u00XX`.
+#[cfg(target_arch = "x86_64")]
+static CONTROL_LETTERS: [u8; 16] = {
+    let mut letters = [0u8; 16];
+    let mut c = 0;
+    while c < 16 {
+        if ESCAPE[c] != b'u' {
+            letters[c] = ESCAPE[c];
+        }
+        c += 1;
+    }
+    letters
+};
+
+/// Escapes once, sixteen bytes at a time, with no branch per escape: the
+/// block's control characters are turned into their letters, and each half
+/// of it is spread by [`SPREAD`] so that a backslash goes before every
+/// byte to escape. Brain transcripts (JSON inside JSON) need an escape
+/// every dozen bytes or so, and walking them one escape at a time was a
+/// fifth of agy-dump's time on a long conversation's store. A block with a
+/// control character written `\u00XX` is escaped byte by byte.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "ssse3")]
+fn escape_once_ssse3(src: &[u8], dst: &mut [u8]) -> (usize, usize) {
+    use std::arch::x86_64::*;
+    let load = |bytes: &[u8]| {
+        let bytes: &[u8; 16] = bytes[..16].try_into().expect("16 bytes");
+        // SAFETY: 16 bytes are there; the load is unaligned.
+        unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) }
+    };
+    let store = |dst: &mut [u8], v: __m128i| {
+        let dst: &mut [u8; 16] = (&mut dst[..16]).try_into().expect("16 bytes");
+        // SAFETY: 16 bytes are there; the store is unaligned.
+        unsafe { _mm_storeu_si128(dst.as_mut_ptr().cast(), v) }
+    };
+    let letters = load(&CONTROL_LETTERS);
+    let backslash = _mm_set1_epi8(b'\\' as i8);
+    let spread = |mapped: __m128i, mask: usize, first: i8| {
+        let picks = _mm_add_epi8(load(&SPREAD.picks[mask]), _mm_set1_epi8(first));
+        let places = load(&SPREAD.backslashes[mask]);
+        let spread = _mm_shuffle_epi8(mapped, picks);
+        _mm_or_si128(
+            _mm_andnot_si128(places, spread),
+            _mm_and_si128(places, backslash),
+        )
+    };
+    let (mut i, mut n) = (0, 0);
+    // A block writes at most sixteen escapes of 6 bytes, or two stores of
+    // 16 bytes.
+    while i + 16 <= src.len() && n + 16 * 6 <= dst.len() {
+        let v = load(&src[i..]);
+        // Unsigned v <= 0x1f: the smaller of v and 0x1f is v itself.
+        let control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
+        let special = _mm_or_si128(
+            control,
+            _mm_or_si128(
+                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)),
+                _mm_cmpeq_epi8(v, backslash),
+            ),
+        );
+        let mask = _mm_movemask_epi8(special) as usize;
+        if mask == 0 {
+            store(&mut dst[n..], v);
+            (i, n) = (i + 16, n + 16);
+            continue;
+        }
+        // A control character's letter, where it has one (it is below 16).
+        let letter = _mm_shuffle_epi8(letters, v);
+        let below_16 = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(15)), v);
+        let lettered = _mm_andnot_si128(_mm_cmpeq_epi8(letter, _mm_setzero_si128()), below_16);
+        if _mm_movemask_epi8(_mm_andnot_si128(lettered, control)) != 0 {
+            for &b in &src[i..i + 16] {
+                n += escape_byte(b, &mut dst[n..], &ESCAPE_ONCE, b"\\u00");
+            }
+            i += 16;
+            continue;
+        }
+        let mapped = _mm_or_si128(_mm_andnot_si128(control, v), _mm_and_si128(control, letter));
+        let (low, high) = (mask & 0xff, mask >> 8);
+        store(&mut dst[n..], spread(mapped, low, 0));
+        n += 8 + low.count_ones() as usize;
+        store(&mut dst[n..], spread(mapped, high, 8));
+        n += 8 + high.count_ones() as usize;
         i += 16;
     }
     (i, n)
@@ -277,6 +409,20 @@ mod tests {
                 let mut ours = Vec::new();
                 write_str(&mut ours, &text);
                 assert_eq!(ours, serde_json::to_vec(&text).unwrap(), "{text:?}");
+                #[cfg(target_arch = "x86_64")]
+                {
+                    // The SSE2 walk, which escaping once skips where the
+                    // CPU has SSSE3, writes the same.
+                    let src = text.as_bytes();
+                    let mut dst = vec![0; src.len() * 7 + 256];
+                    // SAFETY: SSE2 is part of the x86-64 baseline.
+                    let (read, mut n) =
+                        unsafe { escape_sse2(src, &mut dst, &ESCAPE_ONCE, b"\\u00") };
+                    for &b in &src[read..] {
+                        n += escape_byte(b, &mut dst[n..], &ESCAPE_ONCE, b"\\u00");
+                    }
+                    assert_eq!(dst[..n], ours[1..ours.len() - 1], "{text:?}");
+                }
                 let mut twice = Vec::new();
                 write_str_body_twice(&mut twice, &text);
                 let once = serde_json::to_string(&text).unwrap();
