@@ -151,12 +151,65 @@ fn decode_hex_digits(text: &[u8], out: &mut [u8]) -> std::result::Result<(), usi
 /// other architectures it writes nothing and the table loop does it all.
 ///
 /// Hex decoding was a ninth of agy-decode's time with the table alone.
+///
+/// Where the CPU has AVX2, thirty-two digits at a time first: a steps row
+/// is hundreds of MB of hex on a long conversation, and decoding it was a
+/// tenth of agy-decode's time there with SSE2.
 #[cfg(target_arch = "x86_64")]
 fn decode_hex_vectored(text: &[u8], out: &mut [u8]) -> usize {
+    let wide = if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (asked just above; std keeps the
+        // answer); the function touches memory only through slices.
+        unsafe { decode_hex_avx2(text, out) }
+    } else {
+        0
+    };
     // SAFETY: SSE2 is part of the x86-64 baseline, so every CPU that runs
     // this x86_64 binary has it; the function touches memory only through
     // slices.
-    unsafe { decode_hex_sse2(text, out) }
+    wide + unsafe { decode_hex_sse2(&text[wide * 2..], &mut out[wide..]) }
+}
+
+/// [`decode_hex_sse2`] over thirty-two digits at a time, the pairs joined
+/// by one multiply-add.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn decode_hex_avx2(text: &[u8], out: &mut [u8]) -> usize {
+    use std::arch::x86_64::*;
+    let mut written = 0;
+    for (src, dst) in text.chunks_exact(32).zip(out.chunks_exact_mut(16)) {
+        let src: &[u8; 32] = src.try_into().expect("32 bytes");
+        // SAFETY: 32 bytes are there; the load is unaligned.
+        let v = unsafe { _mm256_loadu_si256(src.as_ptr().cast()) };
+        // Signed compares: bytes of 0x80 and above are negative, so fail.
+        let within = |v: __m256i, first: u8, last: u8| {
+            _mm256_and_si256(
+                _mm256_cmpgt_epi8(v, _mm256_set1_epi8(first as i8 - 1)),
+                _mm256_cmpgt_epi8(_mm256_set1_epi8(last as i8 + 1), v),
+            )
+        };
+        let digit = within(v, b'0', b'9');
+        let letter = within(_mm256_or_si256(v, _mm256_set1_epi8(0x20)), b'a', b'f');
+        if _mm256_movemask_epi8(_mm256_or_si256(digit, letter)) != -1 {
+            break;
+        }
+        // '0'..'9' & 0xf is the value; 'a'..'f' and 'A'..'F' & 0xf is 1..6.
+        let nibbles = _mm256_add_epi8(
+            _mm256_and_si256(v, _mm256_set1_epi8(0x0f)),
+            _mm256_and_si256(letter, _mm256_set1_epi8(9)),
+        );
+        // Each pair's first digit times 16 plus its second, in 16 bits.
+        let pairs = _mm256_maddubs_epi16(nibbles, _mm256_set1_epi16(0x0110));
+        // Packing works within each 128-bit half: the two halves' eight
+        // bytes are the first and third quarters.
+        let packed = _mm256_packus_epi16(pairs, pairs);
+        let bytes = _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0b10_00));
+        let dst: &mut [u8; 16] = dst.try_into().expect("16 bytes");
+        // SAFETY: 16 bytes are there; the store is unaligned.
+        unsafe { _mm_storeu_si128(dst.as_mut_ptr().cast(), bytes) };
+        written += 16;
+    }
+    written
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -227,7 +280,7 @@ mod tests {
     #[test]
     fn hex_decodes_like_the_hex_crate() {
         let bytes: Vec<u8> = (0..=255u8).cycle().take(300).collect();
-        for len in [0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 300] {
+        for len in [0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 300] {
             let text = hex::encode(&bytes[..len]);
             assert_eq!(decode_hex(&text).unwrap(), &bytes[..len]);
             assert_eq!(decode_hex(&text.to_uppercase()).unwrap(), &bytes[..len]);
@@ -235,10 +288,14 @@ mod tests {
         let err = decode_hex(&format!("{}0g", "00".repeat(100))).unwrap_err();
         assert!(err.message().contains("'g' at position 201"), "{err}");
         // A bad digit at every place of a vector block, and after blocks.
-        for at in 0..40 {
-            for bad in [b'g', b'G', b'/', b':', b'@', b'`', b' ', 0x7f] {
-                let mut text = "0a".repeat(20).into_bytes();
+        for at in 0..100 {
+            for bad in [b'g', b'G', b'/', b':', b'@', b'`', b' ', 0x7f, 0x80, 0xff] {
+                let mut text = "0a".repeat(50).into_bytes();
                 text[at] = bad;
+                assert!(!decode_hex_bytes_into(&text, &mut Vec::new()), "{at} {bad}");
+                if !bad.is_ascii() {
+                    continue;
+                }
                 let text = String::from_utf8(text).unwrap();
                 let err = decode_hex(&text).unwrap_err();
                 let expected = format!("at position {at}");
