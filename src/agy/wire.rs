@@ -23,6 +23,44 @@ pub enum Value<'a> {
     Fixed32(u32),
 }
 
+impl<'a> Value<'a> {
+    /// As raw bytes (wire type 2 only).
+    pub fn bytes(self) -> Option<&'a [u8]> {
+        match self {
+            Value::Bytes(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// As text (wire type 2 only). Invalid UTF-8 is replaced, not
+    /// rejected: a damaged string is still worth showing.
+    pub fn str(self) -> Option<Cow<'a, str>> {
+        self.bytes().map(lossy_str)
+    }
+
+    /// As an unsigned integer (varint or fixed).
+    pub fn u64(self) -> Option<u64> {
+        match self {
+            Value::Varint(v) | Value::Fixed64(v) => Some(v),
+            Value::Fixed32(v) => Some(u64::from(v)),
+            Value::Bytes(_) => None,
+        }
+    }
+
+    /// As a two's-complement int64 / int32 (not zigzag).
+    pub fn i64(self) -> Option<i64> {
+        match self {
+            Value::Varint(v) | Value::Fixed64(v) => Some(v as i64),
+            Value::Fixed32(v) => Some(i64::from(v as i32)),
+            Value::Bytes(_) => None,
+        }
+    }
+
+    pub fn bool(self) -> Option<bool> {
+        self.u64().map(|v| v != 0)
+    }
+}
+
 /// One field of a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Field<'a> {
@@ -352,7 +390,9 @@ pub fn lossy_str(bytes: &[u8]) -> Cow<'_, str> {
 ///
 /// Lookups scan the message each time; agy messages have a handful of fields
 /// and skipping over a length-delimited field costs one varint, so this beats
-/// building an index for the few fields a decoder asks about.
+/// building an index for the few fields a decoder asks about. A reader that
+/// wants several fields of each of many messages asks for them together
+/// ([`Message::last_of`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Message<'a> {
     bytes: &'a [u8],
@@ -388,6 +428,21 @@ impl<'a> Message<'a> {
             .map(|f| f.value)
     }
 
+    /// The last value of each of `numbers`, in one pass: for a reader that
+    /// wants several fields of each of many small messages (the entries of
+    /// a directory listing), where a pass per field was most of the time
+    /// agy-decode spent reading messages.
+    /// `numbers` are distinct.
+    pub fn last_of<const N: usize>(&self, numbers: [u32; N]) -> [Option<Value<'a>>; N] {
+        let mut values = [None; N];
+        for field in self.fields() {
+            if let Some(at) = numbers.iter().position(|&n| n == field.number) {
+                values[at] = Some(field.value);
+            }
+        }
+        values
+    }
+
     /// Every length-delimited value of field `number`, in order.
     pub fn repeated_bytes(&self, number: u32) -> impl Iterator<Item = &'a [u8]> + 'a {
         self.fields().filter_map(move |f| match f.value {
@@ -421,10 +476,7 @@ impl<'a> Message<'a> {
 
     /// Field `number` as raw bytes (wire type 2 only).
     pub fn get_bytes(&self, number: u32) -> Option<&'a [u8]> {
-        match self.last(number)? {
-            Value::Bytes(b) => Some(b),
-            _ => None,
-        }
+        self.last(number)?.bytes()
     }
 
     /// Field `number` as a nested message (wire type 2 only).
@@ -432,10 +484,9 @@ impl<'a> Message<'a> {
         self.get_bytes(number).map(Message::new)
     }
 
-    /// Field `number` as text. Invalid UTF-8 is replaced, not rejected: a
-    /// damaged string is still worth showing.
+    /// Field `number` as text; see [`Value::str`].
     pub fn get_str(&self, number: u32) -> Option<Cow<'a, str>> {
-        self.get_bytes(number).map(lossy_str)
+        self.last(number)?.str()
     }
 
     /// Field `number` as text, absent when empty.
@@ -445,20 +496,12 @@ impl<'a> Message<'a> {
 
     /// Field `number` as an unsigned integer (varint or fixed).
     pub fn get_u64(&self, number: u32) -> Option<u64> {
-        match self.last(number)? {
-            Value::Varint(v) | Value::Fixed64(v) => Some(v),
-            Value::Fixed32(v) => Some(u64::from(v)),
-            Value::Bytes(_) => None,
-        }
+        self.last(number)?.u64()
     }
 
     /// Field `number` as a two's-complement int64 / int32 (not zigzag).
     pub fn get_i64(&self, number: u32) -> Option<i64> {
-        match self.last(number)? {
-            Value::Varint(v) | Value::Fixed64(v) => Some(v as i64),
-            Value::Fixed32(v) => Some(i64::from(v as i32)),
-            Value::Bytes(_) => None,
-        }
+        self.last(number)?.i64()
     }
 
     /// Field `number` as an int32 (an int32 is sign-extended on the wire).
@@ -467,7 +510,7 @@ impl<'a> Message<'a> {
     }
 
     pub fn get_bool(&self, number: u32) -> Option<bool> {
-        self.get_u64(number).map(|v| v != 0)
+        self.last(number)?.bool()
     }
 }
 
@@ -630,6 +673,26 @@ mod tests {
         assert_eq!(m.get_str(5).as_deref(), Some("hé"));
         assert_eq!(m.get_message(6).and_then(|n| n.get_u64(1)), Some(300));
         assert!(!m.fields().is_damaged());
+    }
+
+    #[test]
+    fn last_of_reads_what_a_lookup_per_field_reads() {
+        let mut w = Writer::new();
+        w.string(1, "first")
+            .varint(2, 0)
+            .string(1, "second")
+            .fixed32(4, 9)
+            .varint(2, 5);
+        let bytes = w.into_bytes();
+        let m = Message::new(&bytes);
+        let [name, flag, absent, fixed] = m.last_of([1, 2, 3, 4]);
+        assert_eq!(name.and_then(Value::str), m.get_str(1));
+        assert_eq!(name.and_then(Value::str).as_deref(), Some("second"));
+        assert_eq!(flag.and_then(Value::bool), m.get_bool(2));
+        assert_eq!(flag.and_then(Value::u64), Some(5));
+        assert_eq!(absent, None);
+        assert_eq!(fixed.and_then(Value::u64), m.get_u64(4));
+        assert_eq!(fixed.and_then(Value::str), None);
     }
 
     #[test]

@@ -256,11 +256,19 @@ fn list_directory(payload: wire::Message<'_>) -> Outcome<'_> {
     }
     let entries: Vec<ListingEntry<'_>> = payload
         .repeated_messages(RESULTS)
-        .map(|result| ListingEntry {
-            name: result.get_str(RESULT_NAME),
-            is_dir: result.get_bool(RESULT_IS_DIR),
-            num_children: result.get_u64(RESULT_NUM_CHILDREN),
-            size_bytes: result.get_u64(RESULT_SIZE_BYTES),
+        .map(|result| {
+            let [name, is_dir, num_children, size_bytes] = result.last_of([
+                RESULT_NAME,
+                RESULT_IS_DIR,
+                RESULT_NUM_CHILDREN,
+                RESULT_SIZE_BYTES,
+            ]);
+            ListingEntry {
+                name: name.and_then(wire::Value::str),
+                is_dir: is_dir.and_then(wire::Value::bool),
+                num_children: num_children.and_then(wire::Value::u64),
+                size_bytes: size_bytes.and_then(wire::Value::u64),
+            }
         })
         .collect();
     let names: Vec<Cow<'_, str>> = match entries.is_empty() {
