@@ -248,8 +248,11 @@ fn a_system_message_between_a_call_and_its_result_does_not_part_them() {
 #[test]
 fn a_huge_text_is_shown_as_written() {
     let c = "c-huge";
-    let filler = "row row row\n".repeat(100_000);
-    let text = format!("**bold** <script>alert(1)</script>\n{filler}");
+    let filler = "row row row\n".repeat(90_000);
+    // Read in pieces of 64 KiB: characters, escapes and a run of backticks
+    // are cut across pieces somewhere in these.
+    let mixed = "é & 😀 <b> \u{1}\"\\ ``````` \t".repeat(4_000);
+    let text = format!("**bold** <script>alert(1)</script>\n{filler}{mixed} end");
     assert!(text.len() > 1 << 20);
     let stream: String = [
         message(
@@ -268,7 +271,13 @@ fn a_huge_text_is_shown_as_written() {
     assert!(!html.contains("<strong>bold</strong>"));
     assert_only_safe_markup(&html, "huge");
     let md = render(&["--format", "markdown"], &stream);
-    assert!(md.contains("*This text is 1.2 MB: shown as it was written, not read as Markdown.*\n\n```\n**bold** <script>alert(1)</script>\nrow row row\n"), "{}", &md[..2000.min(md.len())]);
+    assert!(md.contains("*This text is 1.2 MB: shown as it was written, not read as Markdown.*\n\n````````\n**bold** <script>alert(1)</script>\nrow row row\n"), "{}", &md[..2000.min(md.len())]);
+    let escaped = text
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    assert!(html.contains(&format!("<div class=\"plain\">{escaped}</div>\n")));
+    assert!(md.contains(&format!("````````\n{text}\n````````\n\n")));
 }
 
 #[test]

@@ -8,9 +8,11 @@
 //! browser refuses whatever escaping might have missed.
 
 use std::borrow::Cow;
+use std::ops::ControlFlow;
 
 use serde_json::value::RawValue;
 
+use super::body::Out;
 use super::calls::{self, CallView, ResultView};
 use super::csp;
 use super::diff::{Hunk, Line};
@@ -20,6 +22,7 @@ use super::markdown;
 use super::page::{Page, ResultOf};
 use super::stream::{Block, Media, Members, Record, Role};
 use super::summary::{counted, display_time, grouped, iso_time, Summary};
+use super::text::Text;
 use crate::time::Timestamp;
 
 /// Text longer than this many lines, or bytes, is collapsed after a
@@ -436,15 +439,22 @@ impl Page for Html {
         push(out, "</section>\n");
     }
 
-    fn text(&self, out: &mut Vec<u8>, text: &str, typed: bool) {
-        if text.len() > markdown::MARKDOWN_LIMIT {
-            push(out, "<p class=\"note\">");
-            html_text(out, &markdown::as_written_note(text.len()));
-            push(out, "</p><div class=\"plain\">");
-            html_text(out, text);
-            push(out, "</div>\n");
-            return;
-        }
+    fn text(&self, out: &mut Out, text: &Text, typed: bool) {
+        let text = match text {
+            Text::Read(text) => text,
+            Text::Long(long) => {
+                push(out, "<p class=\"note\">");
+                html_text(out, &markdown::as_written_note(long.bytes()));
+                push(out, "</p><div class=\"plain\">");
+                long.pieces(|piece| {
+                    html_text(out, piece);
+                    out.spill();
+                    ControlFlow::Continue(())
+                });
+                push(out, "</div>\n");
+                return;
+            }
+        };
         push(out, "<div class=\"md\">");
         markdown::to_html(out, text, typed);
         push(out, "</div>\n");
@@ -594,7 +604,7 @@ impl Page for Html {
             ResultView::Blocks(blocks) => {
                 for block in blocks {
                     match Block::of(block) {
-                        Block::Text { text, .. } => pre(out, "", Source::Text(&text)),
+                        Block::Text { text, .. } => pre(out, "", Source::Text(&text.read())),
                         Block::Media { image, source } => self.media(out, image, &source),
                         _ => self.other_block(out, block),
                     }
@@ -649,13 +659,13 @@ impl Page for Html {
                 if let Some(field) = field {
                     element(out, "dt", "", field);
                 }
-                element(out, "dd", "", text);
+                element(out, "dd", "", &text.read());
             }
             push(out, "</dl>");
         }
         for block in &blocks {
             if !matches!(block, Block::Text { .. }) {
-                self.block(out, block, false);
+                self.block(&mut Out::memory(out), block, false);
             }
         }
         push(out, "</section>\n");
@@ -678,7 +688,7 @@ impl Page for Html {
         push(out, "</section>\n");
     }
 
-    fn artifact(&self, out: &mut Vec<u8>, name: &str, time: Option<&str>, text: &str) {
+    fn artifact(&self, out: &mut Out, name: &str, time: Option<&str>, text: &Text) {
         push(out, "<details class=\"artifact\" open><summary>");
         element(out, "span", "mono", name);
         if let Some(at) = time {
