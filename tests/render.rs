@@ -280,6 +280,54 @@ fn a_huge_text_is_shown_as_written() {
     assert!(md.contains(&format!("````````\n{text}\n````````\n\n")));
 }
 
+/// Long thinking (HTML) and long tool output (Markdown) are written a
+/// piece at a time too, and come out whole.
+#[test]
+fn long_thinking_and_tool_output_come_out_whole() {
+    let c = "c-long";
+    let text = format!(
+        "{}`` end",
+        "é & 😀 <b> \u{1}\"\\ ``````` \t\n".repeat(50_000)
+    );
+    assert!(text.len() > 1 << 20);
+    let stream: String = [
+        message(
+            c,
+            "assistant",
+            "2026-08-10T09:00:01Z",
+            json!([
+                {"type": "thinking", "thinking": text},
+                {"type": "tool_use", "id": "a", "name": "Bash", "input": {}},
+                {"type": "tool_use", "id": "b", "name": "Bash", "input": {}},
+            ]),
+        ),
+        message(
+            c,
+            "user",
+            "2026-08-10T09:00:02Z",
+            json!([
+                {"type": "tool_result", "tool_use_id": "a", "content": text},
+                {"type": "tool_result", "tool_use_id": "b", "content": [{"type": "text", "text": text}]},
+            ]),
+        ),
+        meta(c, "long", "/w", "main", "m"),
+    ]
+    .into_iter()
+    .map(line)
+    .collect();
+    let html = render(&[], &stream);
+    let escaped = text
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    assert!(html.contains(&format!(
+        "<summary>Thinking (1.4 MB)</summary><div class=\"plain\">{escaped}</div></details>"
+    )));
+    let md = render(&["--format", "markdown"], &stream);
+    let block = format!("````````text\n{text}\n````````\n\n");
+    assert_eq!(md.matches(&block).count(), 2);
+}
+
 #[test]
 fn a_bad_conversation_does_not_stop_the_others() {
     let dir = Scratch::new("render-batch");

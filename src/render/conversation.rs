@@ -168,7 +168,7 @@ impl Conversation {
     fn answer(
         &mut self,
         page: &dyn Page,
-        out: &mut Vec<u8>,
+        out: &mut Out,
         id: &str,
         content: Option<&RawValue>,
         is_error: bool,

@@ -349,6 +349,11 @@ pub fn md_fence(text: &str) -> String {
     fence.fence()
 }
 
+/// The info string of a code block: `info`'s letters and digits.
+pub fn md_info(info: &str) -> String {
+    info.chars().filter(char::is_ascii_alphanumeric).collect()
+}
+
 /// [`md_fence`] of a text read in pieces: a run of backticks may go on
 /// from one piece into the next.
 #[derive(Default)]
@@ -380,7 +385,7 @@ impl Fence {
 pub fn md_code_block(out: &mut String, text: &str, info: &str) {
     let fence = md_fence(text);
     out.push_str(&fence);
-    out.extend(info.chars().filter(char::is_ascii_alphanumeric));
+    out.push_str(&md_info(info));
     out.push('\n');
     out.push_str(text);
     if !text.ends_with('\n') {

@@ -165,6 +165,19 @@ fn pre(out: &mut Vec<u8>, class: &str, source: Source) {
     push(out, "</details>");
 }
 
+/// `text` escaped as it stands; a long text a piece at a time, each
+/// handed on before the next.
+fn plain_text(out: &mut Out, text: &Text) {
+    match text {
+        Text::Read(text) => html_text(out, text),
+        Text::Long(long) => long.pieces(|piece| {
+            html_text(out, piece);
+            out.spill();
+            ControlFlow::Continue(())
+        }),
+    }
+}
+
 /// `1.2 KB`, `3.4 MB`: decimal units.
 fn size(bytes: usize) -> String {
     match bytes {
@@ -440,31 +453,27 @@ impl Page for Html {
     }
 
     fn text(&self, out: &mut Out, text: &Text, typed: bool) {
-        let text = match text {
-            Text::Read(text) => text,
+        match text {
+            Text::Read(read) => {
+                push(out, "<div class=\"md\">");
+                markdown::to_html(out, read, typed);
+                push(out, "</div>\n");
+            }
             Text::Long(long) => {
                 push(out, "<p class=\"note\">");
                 html_text(out, &markdown::as_written_note(long.bytes()));
                 push(out, "</p><div class=\"plain\">");
-                long.pieces(|piece| {
-                    html_text(out, piece);
-                    out.spill();
-                    ControlFlow::Continue(())
-                });
+                plain_text(out, text);
                 push(out, "</div>\n");
-                return;
             }
-        };
-        push(out, "<div class=\"md\">");
-        markdown::to_html(out, text, typed);
-        push(out, "</div>\n");
+        }
     }
 
-    fn thinking(&self, out: &mut Vec<u8>, text: &str) {
+    fn thinking(&self, out: &mut Out, text: &Text) {
         push(out, "<details class=\"thinking\"><summary>");
-        html_text(out, &format!("Thinking ({})", size(text.len())));
+        html_text(out, &format!("Thinking ({})", size(text.bytes())));
         push(out, "</summary><div class=\"plain\">");
-        html_text(out, text);
+        plain_text(out, text);
         push(out, "</div></details>\n");
     }
 
@@ -568,7 +577,7 @@ impl Page for Html {
         push(out, "</div>\n");
     }
 
-    fn result(&self, out: &mut Vec<u8>, result: &ResultOf) {
+    fn result(&self, out: &mut Out, result: &ResultOf) {
         push(out, "<div class=\"result");
         if result.is_error {
             push(out, " error");

@@ -16,7 +16,7 @@ use super::body::Out;
 use super::calls::{self, CallView, ResultView};
 use super::diff::Line;
 use super::entry::Entry;
-use super::escape::{md_code_block, md_inline, Fence};
+use super::escape::{md_code_block, md_info, md_inline, Fence};
 use super::markdown;
 use super::page::{Page, ResultOf};
 use super::stream::{Block, Media, Members, Record, Role};
@@ -44,10 +44,10 @@ fn code(out: &mut Vec<u8>, text: &str, info: &str) {
     push(out, "\n");
 }
 
-/// [`code`] of a long text, without an info string, written a piece at a
-/// time: a first pass over the pieces finds the fence, the second writes
-/// them, each handed on ([`Out::spill`]) before the next is unescaped.
-fn long_code(out: &mut Out, text: &LongText) {
+/// [`code`] of a long text, written a piece at a time: a first pass over
+/// the pieces finds the fence, the second writes them, each handed on
+/// ([`Out::spill`]) before the next is unescaped.
+fn long_code(out: &mut Out, text: &LongText, info: &str) {
     let mut fence = Fence::default();
     let mut ends_with_newline = false;
     text.pieces(|piece| {
@@ -57,6 +57,7 @@ fn long_code(out: &mut Out, text: &LongText) {
     });
     let fence = fence.fence();
     push(out, &fence);
+    push(out, &md_info(info));
     push(out, "\n");
     text.pieces(|piece| {
         push(out, piece);
@@ -211,7 +212,7 @@ impl Page for Markdown {
                     out,
                     &format!("*{}*\n\n", markdown::as_written_note(long.bytes())),
                 );
-                long_code(out, long);
+                long_code(out, long, "");
                 push(out, "\n");
                 return;
             }
@@ -220,9 +221,9 @@ impl Page for Markdown {
         push(out, "\n\n");
     }
 
-    fn thinking(&self, out: &mut Vec<u8>, text: &str) {
+    fn thinking(&self, out: &mut Out, text: &Text) {
         push(out, "> **Thinking**\n>\n");
-        quoted(out, &markdown::sanitize_markdown(text));
+        quoted(out, &markdown::sanitize_markdown(&text.read()));
         push(out, "\n");
     }
 
@@ -340,7 +341,7 @@ impl Page for Markdown {
         }
     }
 
-    fn result(&self, out: &mut Vec<u8>, result: &ResultOf) {
+    fn result(&self, out: &mut Out, result: &ResultOf) {
         let mut head = String::from(if result.is_error {
             "**Error**"
         } else {
@@ -357,15 +358,24 @@ impl Page for Markdown {
         damage_note(out, &result.damaged);
         match &result.view {
             ResultView::Empty => push(out, "*(empty)*\n\n"),
-            ResultView::JsonText(body) => {
-                let mut text = String::with_capacity(body.len());
-                super::escape::unescape_body_into(body, &mut text);
-                code(out, &text, "text");
-            }
+            ResultView::JsonText(body) => match Text::of_json_body(body) {
+                Some(Text::Long(long)) => long_code(out, &long, "text"),
+                Some(Text::Read(text)) => code(out, &text, "text"),
+                // Shown up to the bad escape.
+                None => {
+                    let mut text = String::with_capacity(body.len());
+                    super::escape::unescape_body_into(body, &mut text);
+                    code(out, &text, "text");
+                }
+            },
             ResultView::File { verb, path } => push(out, &format!("{verb} {}\n\n", inline(path))),
             ResultView::Blocks(blocks) => {
                 for block in blocks {
                     match Block::of(block) {
+                        Block::Text {
+                            text: Text::Long(long),
+                            ..
+                        } => long_code(out, &long, "text"),
                         Block::Text { text, .. } => code(out, &text.read(), "text"),
                         Block::Media { image, source } => self.media(out, image, &source),
                         _ => self.other_block(out, block),

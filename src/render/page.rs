@@ -54,7 +54,7 @@ pub trait Page {
     /// are kept.
     fn text(&self, out: &mut Out, text: &Text, typed: bool);
     /// The model's thinking, collapsed.
-    fn thinking(&self, out: &mut Vec<u8>, text: &str);
+    fn thinking(&self, out: &mut Out, text: &Text);
     /// An image or document.
     fn media(&self, out: &mut Vec<u8>, image: bool, source: &Media);
     /// A block of a type nothing here knows.
@@ -78,7 +78,7 @@ pub trait Page {
     /// call was not seen) and its result.
     fn tool_start(&self, out: &mut Vec<u8>, number: Option<u64>);
     fn call(&self, out: &mut Vec<u8>, name: &str, input: &RawValue);
-    fn result(&self, out: &mut Vec<u8>, result: &ResultOf);
+    fn result(&self, out: &mut Out, result: &ResultOf);
     /// In place of the result of a call that got none.
     fn no_result(&self, out: &mut Vec<u8>);
     fn tool_end(&self, out: &mut Vec<u8>);

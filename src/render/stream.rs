@@ -269,7 +269,7 @@ pub enum Block<'a> {
         /// The payload field a system message's text comes from.
         field: Option<Cow<'a, str>>,
     },
-    Thinking(Cow<'a, str>),
+    Thinking(Text<'a>),
     ToolUse {
         id: Cow<'a, str>,
         name: Cow<'a, str>,
@@ -329,7 +329,12 @@ impl<'a> Block<'a> {
                 },
                 None => Block::Other(block),
             },
-            Some("thinking") => Block::Thinking(block.string("thinking").unwrap_or_default()),
+            Some("thinking") => Block::Thinking(
+                block
+                    .get("thinking")
+                    .and_then(Text::of_json)
+                    .unwrap_or(Text::Read(Cow::Borrowed(""))),
+            ),
             Some("tool_use") => Block::ToolUse {
                 id: block.string("id").unwrap_or_default(),
                 name: block

@@ -1,5 +1,5 @@
-//! A text block's text: read whole, or, when it is long, read a piece at a
-//! time where it is written.
+//! A text block's (or thinking block's) text: read whole, or, when it is
+//! long, read a piece at a time where it is written.
 //!
 //! A text over [`MARKDOWN_LIMIT`] is shown as written, escaped and nothing
 //! else, so it never needs to be whole in memory. Read whole it would be:
@@ -9,6 +9,12 @@
 //! pieces of [`PIECE`] bytes; the writer hands each piece's page bytes on
 //! ([`super::body::Out::spill`]) before the next, and memory stays at
 //! about the line.
+//!
+//! Written in pieces: a text block's text, in either format; thinking, in
+//! HTML; a tool's text output, in Markdown. Where a long text is shown
+//! some other way (Markdown reads thinking as Markdown; HTML collapses tool
+//! output after a preview, placed by counting the whole), it is read whole
+//! ([`Text::read`]), as before.
 
 use std::borrow::Cow;
 use std::ops::ControlFlow;
@@ -45,7 +51,11 @@ impl<'a> Text<'a> {
     /// The text held by the JSON string literal `raw`; `None` when it is
     /// not a string or has a bad escape.
     pub fn of_json(raw: &'a RawValue) -> Option<Text<'a>> {
-        let body = raw.get().strip_prefix('"')?.strip_suffix('"')?;
+        Text::of_json_body(raw.get().strip_prefix('"')?.strip_suffix('"')?)
+    }
+
+    /// [`Text::of_json`] of a string literal's body, without its quotes.
+    pub fn of_json_body(body: &'a str) -> Option<Text<'a>> {
         // Unescaping only shortens: a literal within the limit holds a
         // text within it.
         if body.len() <= MARKDOWN_LIMIT {
@@ -72,6 +82,14 @@ impl<'a> Text<'a> {
             escaped: false,
             bytes: text.len(),
         })
+    }
+
+    /// The text's length in bytes.
+    pub fn bytes(&self) -> usize {
+        match self {
+            Text::Read(text) => text.len(),
+            Text::Long(long) => long.bytes,
+        }
     }
 
     /// The whole text, for the places that show a text some other way
