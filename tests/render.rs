@@ -248,8 +248,11 @@ fn a_system_message_between_a_call_and_its_result_does_not_part_them() {
 #[test]
 fn a_huge_text_is_shown_as_written() {
     let c = "c-huge";
-    let filler = "row row row\n".repeat(100_000);
-    let text = format!("**bold** <script>alert(1)</script>\n{filler}");
+    let filler = "row row row\n".repeat(90_000);
+    // Read in pieces of 64 KiB: characters, escapes and a run of backticks
+    // are cut across pieces somewhere in these.
+    let mixed = "é & 😀 <b> \u{1}\"\\ ``````` \t".repeat(4_000);
+    let text = format!("**bold** <script>alert(1)</script>\n{filler}{mixed} end");
     assert!(text.len() > 1 << 20);
     let stream: String = [
         message(
@@ -268,7 +271,61 @@ fn a_huge_text_is_shown_as_written() {
     assert!(!html.contains("<strong>bold</strong>"));
     assert_only_safe_markup(&html, "huge");
     let md = render(&["--format", "markdown"], &stream);
-    assert!(md.contains("*This text is 1.2 MB: shown as it was written, not read as Markdown.*\n\n```\n**bold** <script>alert(1)</script>\nrow row row\n"), "{}", &md[..2000.min(md.len())]);
+    assert!(md.contains("*This text is 1.2 MB: shown as it was written, not read as Markdown.*\n\n````````\n**bold** <script>alert(1)</script>\nrow row row\n"), "{}", &md[..2000.min(md.len())]);
+    let escaped = text
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    assert!(html.contains(&format!("<div class=\"plain\">{escaped}</div>\n")));
+    assert!(md.contains(&format!("````````\n{text}\n````````\n\n")));
+}
+
+/// Long thinking (HTML) and long tool output (Markdown) are written a
+/// piece at a time too, and come out whole.
+#[test]
+fn long_thinking_and_tool_output_come_out_whole() {
+    let c = "c-long";
+    let text = format!(
+        "{}`` end",
+        "é & 😀 <b> \u{1}\"\\ ``````` \t\n".repeat(50_000)
+    );
+    assert!(text.len() > 1 << 20);
+    let stream: String = [
+        message(
+            c,
+            "assistant",
+            "2026-08-10T09:00:01Z",
+            json!([
+                {"type": "thinking", "thinking": text},
+                {"type": "tool_use", "id": "a", "name": "Bash", "input": {}},
+                {"type": "tool_use", "id": "b", "name": "Bash", "input": {}},
+            ]),
+        ),
+        message(
+            c,
+            "user",
+            "2026-08-10T09:00:02Z",
+            json!([
+                {"type": "tool_result", "tool_use_id": "a", "content": text},
+                {"type": "tool_result", "tool_use_id": "b", "content": [{"type": "text", "text": text}]},
+            ]),
+        ),
+        meta(c, "long", "/w", "main", "m"),
+    ]
+    .into_iter()
+    .map(line)
+    .collect();
+    let html = render(&[], &stream);
+    let escaped = text
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    assert!(html.contains(&format!(
+        "<summary>Thinking (1.4 MB)</summary><div class=\"plain\">{escaped}</div></details>"
+    )));
+    let md = render(&["--format", "markdown"], &stream);
+    let block = format!("````````text\n{text}\n````````\n\n");
+    assert_eq!(md.matches(&block).count(), 2);
 }
 
 #[test]

@@ -7,12 +7,15 @@
 //! after, costs about as much time in the kernel as parsing the stream
 //! costs here; a second thread does it, so on two cores the two overlap.
 //!
-//! The rendering thread writes into a batch ([`Bodies::batch`]) and hands
+//! The rendering thread writes into a batch ([`Bodies::out`]) and hands
 //! it over through a channel of `QUEUE` batches, so what waits in memory
 //! stays bounded: the batches in the queue, each about `BATCH` bytes or
-//! one message. Written batches come back to be filled again, so their
+//! one message, or, for a message with a long text, about `BATCH` bytes
+//! too: such a text is written in pieces, the batch handed over as they
+//! fill it ([`Out::spill`]). Written batches come back to be filled again, so their
 //! pages are not faulted in anew for every quarter MiB.
 
+use std::ops::{Deref, DerefMut};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
@@ -33,13 +36,20 @@ enum Job {
 }
 
 pub struct Bodies {
-    jobs: Option<SyncSender<Job>>,
+    handoff: Handoff,
     writer: Option<JoinHandle<()>>,
     batch: Vec<u8>,
-    /// Batches the other thread has written, back for reuse.
-    empties: Receiver<Vec<u8>>,
     /// Whether anything was appended since the last take.
     dirty: bool,
+}
+
+/// The rendering thread's end of the channel.
+struct Handoff {
+    jobs: Option<SyncSender<Job>>,
+    /// Batches the other thread has written, back for reuse.
+    empties: Receiver<Vec<u8>>,
+    /// A batch could not be handed over: the other thread stopped.
+    broken: bool,
 }
 
 fn gone() -> Error {
@@ -55,40 +65,39 @@ impl Bodies {
             .spawn(move || write_bodies(queue, recycle))
             .map_err(|e| Error::io("starting the spooling thread", e))?;
         Ok(Bodies {
-            jobs: Some(jobs),
+            handoff: Handoff {
+                jobs: Some(jobs),
+                empties,
+                broken: false,
+            },
             writer: Some(writer),
             batch: Vec::new(),
-            empties,
             dirty: false,
         })
     }
 
-    /// The batch to render the conversation's next bytes into; call
+    /// Where to render the conversation's next bytes; call
     /// [`Bodies::filled`] after.
-    pub fn batch(&mut self) -> &mut Vec<u8> {
+    pub fn out(&mut self) -> Out<'_> {
         self.dirty = true;
-        &mut self.batch
+        Out {
+            batch: &mut self.batch,
+            handoff: Some(&mut self.handoff),
+        }
     }
 
     /// Hands the batch over once it is full.
     pub fn filled(&mut self) -> Result<()> {
-        if self.batch.len() < BATCH {
-            return Ok(());
+        self.handoff.hand_over(&mut self.batch);
+        if self.handoff.broken {
+            return Err(gone());
         }
-        let empty = match self.empties.try_recv() {
-            Ok(mut empty) => {
-                empty.clear();
-                empty
-            }
-            Err(_) => Vec::with_capacity(BATCH + BATCH / 4),
-        };
-        let batch = std::mem::replace(&mut self.batch, empty);
-        self.send(Job::Append(batch))
+        Ok(())
     }
 
     /// Appends rendered bytes to the body of the conversation in progress.
     pub fn append(&mut self, bytes: &[u8]) -> Result<()> {
-        self.batch().extend_from_slice(bytes);
+        self.out().extend_from_slice(bytes);
         self.filled()
     }
 
@@ -101,17 +110,38 @@ impl Bodies {
         self.dirty = false;
         if !self.batch.is_empty() {
             let batch = std::mem::take(&mut self.batch);
-            self.send(Job::Append(batch))?;
+            self.handoff.send(Job::Append(batch))?;
         }
         let (reply, answer) = mpsc::channel();
-        self.send(Job::Take(reply))?;
+        self.handoff.send(Job::Take(reply))?;
         answer.recv().map_err(|_| gone())?
     }
 
     /// Gives a copied-out spool back, to be closed by the other thread.
     pub fn discard(&mut self, spool: Spool) {
         if spool.len() > Spool::IN_MEMORY as u64 {
-            let _ = self.send(Job::Discard(spool));
+            let _ = self.handoff.send(Job::Discard(spool));
+        }
+    }
+}
+
+impl Handoff {
+    /// Hands `batch` over when it is full, leaving an empty one in its
+    /// place; a failure is remembered in `broken`.
+    fn hand_over(&mut self, batch: &mut Vec<u8>) {
+        if batch.len() < BATCH {
+            return;
+        }
+        let empty = match self.empties.try_recv() {
+            Ok(mut empty) => {
+                empty.clear();
+                empty
+            }
+            Err(_) => Vec::with_capacity(BATCH + BATCH / 4),
+        };
+        let full = std::mem::replace(batch, empty);
+        if self.send(Job::Append(full)).is_err() {
+            self.broken = true;
         }
     }
 
@@ -121,9 +151,50 @@ impl Bodies {
     }
 }
 
+/// Where a page's bytes are rendered to: a buffer, the body's batch or
+/// one held in memory (a call waiting for its result), and for the body
+/// the way to the spool. A format writes a long text in pieces and calls
+/// [`Out::spill`] after each, so the text's page bytes go on as they come
+/// instead of all waiting in the batch.
+pub struct Out<'a> {
+    batch: &'a mut Vec<u8>,
+    handoff: Option<&'a mut Handoff>,
+}
+
+impl<'a> Out<'a> {
+    /// Bytes kept in `buf`: spilling leaves them there.
+    pub fn memory(buf: &'a mut Vec<u8>) -> Out<'a> {
+        Out {
+            batch: buf,
+            handoff: None,
+        }
+    }
+
+    /// Hands the bytes so far on when they fill a batch (for the body;
+    /// nothing for a buffer in memory). The bytes after keep their order.
+    pub fn spill(&mut self) {
+        if let Some(handoff) = self.handoff.as_deref_mut() {
+            handoff.hand_over(self.batch);
+        }
+    }
+}
+
+impl Deref for Out<'_> {
+    type Target = Vec<u8>;
+    fn deref(&self) -> &Vec<u8> {
+        self.batch
+    }
+}
+
+impl DerefMut for Out<'_> {
+    fn deref_mut(&mut self) -> &mut Vec<u8> {
+        self.batch
+    }
+}
+
 impl Drop for Bodies {
     fn drop(&mut self) {
-        self.jobs = None;
+        self.handoff.jobs = None;
         if let Some(writer) = self.writer.take() {
             let _ = writer.join();
         }
@@ -169,6 +240,30 @@ mod tests {
         spool.copy_range(0..spool.len(), &mut out).unwrap();
         out.flush().unwrap();
         sink.take()
+    }
+
+    #[test]
+    fn spilled_bytes_go_on_in_batches_and_come_back_in_order() {
+        let mut bodies = Bodies::new().unwrap();
+        bodies.append(b"before").unwrap();
+        let mut whole = b"before".to_vec();
+        let mut out = bodies.out();
+        for i in 0..3 * BATCH / 1000 {
+            let piece = format!("{i:0999}\n");
+            out.extend_from_slice(piece.as_bytes());
+            whole.extend_from_slice(piece.as_bytes());
+            out.spill();
+            // What waits is the bytes after the last full batch.
+            assert!(out.len() < BATCH);
+        }
+        let mut memory = Vec::new();
+        let mut kept = Out::memory(&mut memory);
+        kept.extend_from_slice(&whole);
+        kept.spill();
+        assert_eq!(kept.len(), whole.len());
+        bodies.filled().unwrap();
+        let mut spool = bodies.take().unwrap();
+        assert_eq!(contents(&mut spool), whole);
     }
 
     #[test]

@@ -16,18 +16,21 @@
 //! walkthrough) form a section of their own after the turns.
 //!
 //! Each message's bytes go to the caller's buffer as soon as they are
-//! rendered (the body's batch, [`super::body`]): the header, which
-//! needs the meta record that comes last, is written before the body when
-//! the conversation ends.
+//! rendered (the body's batch, [`super::body`]), a long text's a piece at
+//! a time ([`super::text`]): the header, which needs the meta record that
+//! comes last, is written before the body when the conversation ends.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 
+use super::body::Out;
 use super::calls;
 use super::page::{Page, ResultOf};
 use super::stream::{Block, Record, Role};
 use super::summary::Summary;
+use super::text::Text;
 
 struct HeldCall {
     id: String,
@@ -67,7 +70,7 @@ impl Conversation {
     }
 
     /// Renders one message record, appending its bytes to `out`.
-    pub fn message(&mut self, page: &dyn Page, record: &Record, out: &mut Vec<u8>) {
+    pub fn message(&mut self, page: &dyn Page, record: &Record, out: &mut Out) {
         self.close_artifacts(page, out);
         let blocks = record.blocks();
         self.summary.message(record, &blocks);
@@ -89,7 +92,7 @@ impl Conversation {
     fn assistant(
         &mut self,
         page: &dyn Page,
-        out: &mut Vec<u8>,
+        out: &mut Out,
         record: &Record,
         blocks: &[Block],
         number: u64,
@@ -125,7 +128,7 @@ impl Conversation {
     fn user(
         &mut self,
         page: &dyn Page,
-        out: &mut Vec<u8>,
+        out: &mut Out,
         record: &Record,
         blocks: &[Block],
         number: u64,
@@ -165,7 +168,7 @@ impl Conversation {
     fn answer(
         &mut self,
         page: &dyn Page,
-        out: &mut Vec<u8>,
+        out: &mut Out,
         id: &str,
         content: Option<&RawValue>,
         is_error: bool,
@@ -222,7 +225,7 @@ impl Conversation {
 
     /// Renders one artifact record into the artifacts' section, opening
     /// it after the turns.
-    pub fn artifact(&mut self, page: &dyn Page, record: &Record, out: &mut Vec<u8>) {
+    pub fn artifact(&mut self, page: &dyn Page, record: &Record, out: &mut Out) {
         self.settle(page, out);
         if !self.artifacts_open {
             page.artifacts_start(out);
@@ -230,12 +233,12 @@ impl Conversation {
         }
         let name = record.name();
         let time = record.time();
-        let text = record.text();
+        let text = record.text().unwrap_or(Text::Read(Cow::Borrowed("")));
         page.artifact(
             out,
             name.as_deref().unwrap_or("(unnamed artifact)"),
             time.as_deref(),
-            text.as_deref().unwrap_or(""),
+            &text,
         );
     }
 
@@ -247,7 +250,7 @@ impl Conversation {
     }
 
     /// Marks, where it was, an input line that could not be read.
-    pub fn unreadable(&mut self, page: &dyn Page, place: &str, error: &str, out: &mut Vec<u8>) {
+    pub fn unreadable(&mut self, page: &dyn Page, place: &str, error: &str, out: &mut Out) {
         self.summary.unreadable += 1;
         page.unreadable(out, place, error);
     }

@@ -5,6 +5,11 @@
 //! written double-quoted) also `"` and `'`. Tool output is most of a page's
 //! bytes, so text escaping jumps between the bytes that need it with
 //! `memchr3` instead of looking at every byte.
+//!
+//! JSON's string escapes are read here too ([`json_escape`]), one reading
+//! whether a string from the stream is read whole or in pieces.
+
+use std::borrow::Cow;
 
 /// Appends `text` escaped for an HTML text node (also inside `<pre>`).
 pub fn html_text(out: &mut Vec<u8>, text: &str) {
@@ -266,6 +271,56 @@ pub(crate) fn unicode_escape(text: &str) -> (char, usize) {
     (char::from_u32(first).unwrap_or('\u{FFFD}'), 6)
 }
 
+/// The text of a JSON string literal's body (without its quotes; valid
+/// JSON), borrowed when it has no escapes; `None` at a bad escape.
+pub fn json_body_text(body: &str) -> Option<Cow<'_, str>> {
+    if memchr::memchr(b'\\', body.as_bytes()).is_none() {
+        return Some(Cow::Borrowed(body));
+    }
+    let mut out = String::with_capacity(body.len());
+    unescape_body_into(body, &mut out).then_some(Cow::Owned(out))
+}
+
+/// Appends the text of a JSON string literal's body (without its quotes,
+/// as a tool result's JSON text is held) to `out`, unescaped; `false` at a
+/// bad escape, with what came before it appended. For large tool output:
+/// one pass, into a buffer that is reused.
+pub fn unescape_body_into(body: &str, out: &mut String) -> bool {
+    let bytes = body.as_bytes();
+    let mut start = 0;
+    while let Some(at) = memchr::memchr(b'\\', &bytes[start..]) {
+        let at = start + at;
+        out.push_str(&body[start..at]);
+        let Some((c, used)) = json_escape(&body[at..]) else {
+            return false;
+        };
+        out.push(c);
+        start = at + used;
+    }
+    out.push_str(&body[start..]);
+    true
+}
+
+/// The character of the escape `escape` starts with (a backslash and what
+/// follows), and the bytes it took; `None` for a bad escape. The one
+/// reading of escapes, whether a string is read whole or in pieces (a
+/// long text).
+pub(super) fn json_escape(escape: &str) -> Option<(char, usize)> {
+    let c = match *escape.as_bytes().get(1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => return Some(unicode_escape(escape)),
+        _ => return None,
+    };
+    Some((c, 2))
+}
+
 /// Appends `text` as Markdown inline text that means exactly these
 /// characters: the ones that can start emphasis, code, a link, raw HTML, an
 /// entity, strikethrough or a table cell (`\\ ` * _ [ ] < > & ~ |`) are
@@ -289,17 +344,40 @@ pub fn md_inline(out: &mut String, text: &str) {
 /// one more than the longest run of backticks in it, so the text cannot
 /// close the block early.
 pub fn md_fence(text: &str) -> String {
-    let mut longest = 0;
-    let mut run = 0;
-    for b in text.bytes() {
-        if b == b'`' {
-            run += 1;
-            longest = longest.max(run);
-        } else {
-            run = 0;
+    let mut fence = Fence::default();
+    fence.feed(text);
+    fence.fence()
+}
+
+/// The info string of a code block: `info`'s letters and digits.
+pub fn md_info(info: &str) -> String {
+    info.chars().filter(char::is_ascii_alphanumeric).collect()
+}
+
+/// [`md_fence`] of a text read in pieces: a run of backticks may go on
+/// from one piece into the next.
+#[derive(Default)]
+pub struct Fence {
+    longest: usize,
+    /// The backticks that end the pieces so far.
+    run: usize,
+}
+
+impl Fence {
+    pub fn feed(&mut self, piece: &str) {
+        for b in piece.bytes() {
+            if b == b'`' {
+                self.run += 1;
+                self.longest = self.longest.max(self.run);
+            } else {
+                self.run = 0;
+            }
         }
     }
-    "`".repeat((longest + 1).max(3))
+
+    pub fn fence(&self) -> String {
+        "`".repeat((self.longest + 1).max(3))
+    }
 }
 
 /// Appends a fenced code block holding `text` verbatim, with `info` (made
@@ -307,7 +385,7 @@ pub fn md_fence(text: &str) -> String {
 pub fn md_code_block(out: &mut String, text: &str, info: &str) {
     let fence = md_fence(text);
     out.push_str(&fence);
-    out.extend(info.chars().filter(char::is_ascii_alphanumeric));
+    out.push_str(&md_info(info));
     out.push('\n');
     out.push_str(text);
     if !text.ends_with('\n') {
@@ -426,6 +504,18 @@ mod tests {
             out,
             "\\<b\\>\\[x\\](javascript:y)\\</b\\> \\*é\\* a\\|b \\~\\~s\\~\\~ \\&amp; \\`c\\` /path-1.rs"
         );
+    }
+
+    #[test]
+    fn a_fence_fed_in_pieces_is_the_fence_of_the_whole() {
+        let text = "a `` b ````` c ``` d`";
+        for at in 0..=text.len() {
+            let (head, tail) = text.split_at(at);
+            let mut fence = Fence::default();
+            fence.feed(head);
+            fence.feed(tail);
+            assert_eq!(fence.fence(), md_fence(text), "split at {at}");
+        }
     }
 
     #[test]

@@ -8,9 +8,11 @@
 //! browser refuses whatever escaping might have missed.
 
 use std::borrow::Cow;
+use std::ops::ControlFlow;
 
 use serde_json::value::RawValue;
 
+use super::body::Out;
 use super::calls::{self, CallView, ResultView};
 use super::csp;
 use super::diff::{Hunk, Line};
@@ -20,6 +22,7 @@ use super::markdown;
 use super::page::{Page, ResultOf};
 use super::stream::{Block, Media, Members, Record, Role};
 use super::summary::{counted, display_time, grouped, iso_time, Summary};
+use super::text::Text;
 use crate::time::Timestamp;
 
 /// Text longer than this many lines, or bytes, is collapsed after a
@@ -160,6 +163,19 @@ fn pre(out: &mut Vec<u8>, class: &str, source: Source) {
         }
     }
     push(out, "</details>");
+}
+
+/// `text` escaped as it stands; a long text a piece at a time, each
+/// handed on before the next.
+fn plain_text(out: &mut Out, text: &Text) {
+    match text {
+        Text::Read(text) => html_text(out, text),
+        Text::Long(long) => long.pieces(|piece| {
+            html_text(out, piece);
+            out.spill();
+            ControlFlow::Continue(())
+        }),
+    }
 }
 
 /// `1.2 KB`, `3.4 MB`: decimal units.
@@ -436,25 +452,28 @@ impl Page for Html {
         push(out, "</section>\n");
     }
 
-    fn text(&self, out: &mut Vec<u8>, text: &str, typed: bool) {
-        if text.len() > markdown::MARKDOWN_LIMIT {
-            push(out, "<p class=\"note\">");
-            html_text(out, &markdown::as_written_note(text.len()));
-            push(out, "</p><div class=\"plain\">");
-            html_text(out, text);
-            push(out, "</div>\n");
-            return;
+    fn text(&self, out: &mut Out, text: &Text, typed: bool) {
+        match text {
+            Text::Read(read) => {
+                push(out, "<div class=\"md\">");
+                markdown::to_html(out, read, typed);
+                push(out, "</div>\n");
+            }
+            Text::Long(long) => {
+                push(out, "<p class=\"note\">");
+                html_text(out, &markdown::as_written_note(long.bytes()));
+                push(out, "</p><div class=\"plain\">");
+                plain_text(out, text);
+                push(out, "</div>\n");
+            }
         }
-        push(out, "<div class=\"md\">");
-        markdown::to_html(out, text, typed);
-        push(out, "</div>\n");
     }
 
-    fn thinking(&self, out: &mut Vec<u8>, text: &str) {
+    fn thinking(&self, out: &mut Out, text: &Text) {
         push(out, "<details class=\"thinking\"><summary>");
-        html_text(out, &format!("Thinking ({})", size(text.len())));
+        html_text(out, &format!("Thinking ({})", size(text.bytes())));
         push(out, "</summary><div class=\"plain\">");
-        html_text(out, text);
+        plain_text(out, text);
         push(out, "</div></details>\n");
     }
 
@@ -558,7 +577,7 @@ impl Page for Html {
         push(out, "</div>\n");
     }
 
-    fn result(&self, out: &mut Vec<u8>, result: &ResultOf) {
+    fn result(&self, out: &mut Out, result: &ResultOf) {
         push(out, "<div class=\"result");
         if result.is_error {
             push(out, " error");
@@ -594,7 +613,7 @@ impl Page for Html {
             ResultView::Blocks(blocks) => {
                 for block in blocks {
                     match Block::of(block) {
-                        Block::Text { text, .. } => pre(out, "", Source::Text(&text)),
+                        Block::Text { text, .. } => pre(out, "", Source::Text(&text.read())),
                         Block::Media { image, source } => self.media(out, image, &source),
                         _ => self.other_block(out, block),
                     }
@@ -649,13 +668,13 @@ impl Page for Html {
                 if let Some(field) = field {
                     element(out, "dt", "", field);
                 }
-                element(out, "dd", "", text);
+                element(out, "dd", "", &text.read());
             }
             push(out, "</dl>");
         }
         for block in &blocks {
             if !matches!(block, Block::Text { .. }) {
-                self.block(out, block, false);
+                self.block(&mut Out::memory(out), block, false);
             }
         }
         push(out, "</section>\n");
@@ -678,7 +697,7 @@ impl Page for Html {
         push(out, "</section>\n");
     }
 
-    fn artifact(&self, out: &mut Vec<u8>, name: &str, time: Option<&str>, text: &str) {
+    fn artifact(&self, out: &mut Out, name: &str, time: Option<&str>, text: &Text) {
         push(out, "<details class=\"artifact\" open><summary>");
         element(out, "span", "mono", name);
         if let Some(at) = time {

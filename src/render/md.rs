@@ -8,17 +8,20 @@
 //! (titles, paths, tool names) is escaped to mean only its characters.
 
 use std::borrow::Cow;
+use std::ops::ControlFlow;
 
 use serde_json::value::RawValue;
 
+use super::body::Out;
 use super::calls::{self, CallView, ResultView};
 use super::diff::Line;
 use super::entry::Entry;
-use super::escape::{md_code_block, md_inline};
+use super::escape::{md_code_block, md_info, md_inline, Fence};
 use super::markdown;
 use super::page::{Page, ResultOf};
 use super::stream::{Block, Media, Members, Record, Role};
 use super::summary::{counted, display_time, grouped, Summary};
+use super::text::{LongText, Text};
 use crate::time::Timestamp;
 
 #[derive(Default)]
@@ -39,6 +42,33 @@ fn code(out: &mut Vec<u8>, text: &str, info: &str) {
     md_code_block(&mut block, text, info);
     push(out, &block);
     push(out, "\n");
+}
+
+/// [`code`] of a long text, written a piece at a time: a first pass over
+/// the pieces finds the fence, the second writes them, each handed on
+/// ([`Out::spill`]) before the next is unescaped.
+fn long_code(out: &mut Out, text: &LongText, info: &str) {
+    let mut fence = Fence::default();
+    let mut ends_with_newline = false;
+    text.pieces(|piece| {
+        fence.feed(piece);
+        ends_with_newline = piece.ends_with('\n');
+        ControlFlow::Continue(())
+    });
+    let fence = fence.fence();
+    push(out, &fence);
+    push(out, &md_info(info));
+    push(out, "\n");
+    text.pieces(|piece| {
+        push(out, piece);
+        out.spill();
+        ControlFlow::Continue(())
+    });
+    if !ends_with_newline {
+        push(out, "\n");
+    }
+    push(out, &fence);
+    push(out, "\n\n");
 }
 
 /// Every line of `text` behind `> `.
@@ -174,23 +204,26 @@ impl Page for Markdown {
 
     fn turn_end(&self, _out: &mut Vec<u8>) {}
 
-    fn text(&self, out: &mut Vec<u8>, text: &str, _typed: bool) {
-        if text.len() > markdown::MARKDOWN_LIMIT {
-            push(
-                out,
-                &format!("*{}*\n\n", markdown::as_written_note(text.len())),
-            );
-            code(out, text, "");
-            push(out, "\n");
-            return;
-        }
+    fn text(&self, out: &mut Out, text: &Text, _typed: bool) {
+        let text = match text {
+            Text::Read(text) => text,
+            Text::Long(long) => {
+                push(
+                    out,
+                    &format!("*{}*\n\n", markdown::as_written_note(long.bytes())),
+                );
+                long_code(out, long, "");
+                push(out, "\n");
+                return;
+            }
+        };
         push(out, markdown::sanitize_markdown(text).trim_end());
         push(out, "\n\n");
     }
 
-    fn thinking(&self, out: &mut Vec<u8>, text: &str) {
+    fn thinking(&self, out: &mut Out, text: &Text) {
         push(out, "> **Thinking**\n>\n");
-        quoted(out, &markdown::sanitize_markdown(text));
+        quoted(out, &markdown::sanitize_markdown(&text.read()));
         push(out, "\n");
     }
 
@@ -308,7 +341,7 @@ impl Page for Markdown {
         }
     }
 
-    fn result(&self, out: &mut Vec<u8>, result: &ResultOf) {
+    fn result(&self, out: &mut Out, result: &ResultOf) {
         let mut head = String::from(if result.is_error {
             "**Error**"
         } else {
@@ -325,16 +358,25 @@ impl Page for Markdown {
         damage_note(out, &result.damaged);
         match &result.view {
             ResultView::Empty => push(out, "*(empty)*\n\n"),
-            ResultView::JsonText(body) => {
-                let mut text = String::with_capacity(body.len());
-                super::stream::unescape_body_into(body, &mut text);
-                code(out, &text, "text");
-            }
+            ResultView::JsonText(body) => match Text::of_json_body(body) {
+                Some(Text::Long(long)) => long_code(out, &long, "text"),
+                Some(Text::Read(text)) => code(out, &text, "text"),
+                // Shown up to the bad escape.
+                None => {
+                    let mut text = String::with_capacity(body.len());
+                    super::escape::unescape_body_into(body, &mut text);
+                    code(out, &text, "text");
+                }
+            },
             ResultView::File { verb, path } => push(out, &format!("{verb} {}\n\n", inline(path))),
             ResultView::Blocks(blocks) => {
                 for block in blocks {
                     match Block::of(block) {
-                        Block::Text { text, .. } => code(out, &text, "text"),
+                        Block::Text {
+                            text: Text::Long(long),
+                            ..
+                        } => long_code(out, &long, "text"),
+                        Block::Text { text, .. } => code(out, &text.read(), "text"),
                         Block::Media { image, source } => self.media(out, image, &source),
                         _ => self.other_block(out, block),
                     }
@@ -363,14 +405,14 @@ impl Page for Markdown {
                 if let Some(field) = field {
                     push(out, &format!("> **{}:**\n>\n", inline(field)));
                 }
-                quoted(out, &markdown::sanitize_markdown(text));
+                quoted(out, &markdown::sanitize_markdown(&text.read()));
             }
         }
         push(out, "\n");
         damage_note(out, &record.damage());
         for block in &blocks {
             if !matches!(block, Block::Text { .. }) {
-                self.block(out, block, false);
+                self.block(&mut Out::memory(out), block, false);
             }
         }
     }
@@ -393,7 +435,7 @@ impl Page for Markdown {
 
     fn artifacts_end(&self, _out: &mut Vec<u8>) {}
 
-    fn artifact(&self, out: &mut Vec<u8>, name: &str, time: Option<&str>, text: &str) {
+    fn artifact(&self, out: &mut Out, name: &str, time: Option<&str>, text: &Text) {
         let mut head = vec![inline(name)];
         head.extend(self::time(time));
         push(out, &format!("### {}\n\n", head.join(" · ")));
@@ -424,6 +466,39 @@ impl Page for Markdown {
                     inline(&entry.models.join(", "))
                 ),
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::markdown::MARKDOWN_LIMIT;
+
+    /// A long text written in pieces is the code block it was written as
+    /// whole: a run of backticks across pieces still sets the fence.
+    #[test]
+    fn a_long_text_in_pieces_is_written_as_the_whole_was() {
+        let piece = 64 << 10;
+        for end in ["", "\n"] {
+            let text = format!(
+                "{}{}{}{end}",
+                "é".repeat(piece / 2 - 3),
+                "`".repeat(10),
+                "<a ``` é> 😀\n".repeat(MARKDOWN_LIMIT / 16),
+            );
+            let mut written = Vec::new();
+            Markdown.text(&mut Out::memory(&mut written), &Text::of_str(&text), false);
+            let mut whole = Vec::new();
+            push(
+                &mut whole,
+                &format!("*{}*\n\n", markdown::as_written_note(text.len())),
+            );
+            code(&mut whole, &text, "");
+            push(&mut whole, "\n");
+            assert!(text.len() > MARKDOWN_LIMIT && whole.starts_with(b"*This text is"));
+            assert!(String::from_utf8_lossy(&whole).contains("\n```````````\n"));
+            assert!(written == whole, "the pieces differ from the whole");
         }
     }
 }

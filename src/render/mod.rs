@@ -22,7 +22,8 @@
 //! The parts: [`stream`] reads records leniently, [`conversation`] walks a
 //! conversation, [`body`] spools its bytes, [`page`] is what a format
 //! writes, [`html`] and [`md`] are the formats, [`markdown`] renders and
-//! sanitises Markdown text, [`escape`] escapes, [`calls`] and [`diff`] say
+//! sanitises Markdown text, [`text`] is a text block's text (a long one
+//! read in pieces), [`escape`] escapes, [`calls`] and [`diff`] say
 //! how tool calls show, [`summary`] is the header's facts, [`site`] the
 //! `--out` directory and its index, [`csp`] the pages'
 //! Content-Security-Policy.
@@ -41,6 +42,7 @@ pub mod page;
 pub mod site;
 pub mod stream;
 pub mod summary;
+pub mod text;
 
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -216,15 +218,17 @@ impl Run<'_> {
         }
         match &*record.kind {
             "message" => {
-                let batch = self.bodies.batch();
-                current.conversation.message(&*self.page, &record, batch);
+                let mut out = self.bodies.out();
+                current.conversation.message(&*self.page, &record, &mut out);
                 if let Err(e) = self.bodies.filled() {
                     current.failure = Some(e.context(place).to_string());
                 }
             }
             "artifact" => {
-                let batch = self.bodies.batch();
-                current.conversation.artifact(&*self.page, &record, batch);
+                let mut out = self.bodies.out();
+                current
+                    .conversation
+                    .artifact(&*self.page, &record, &mut out);
                 if let Err(e) = self.bodies.filled() {
                     current.failure = Some(e.context(place).to_string());
                 }
@@ -252,10 +256,10 @@ impl Run<'_> {
         if let Some(current) = &mut self.current {
             if current.failure.is_none() && !current.skip {
                 let place = place.to_string();
-                let batch = self.bodies.batch();
+                let mut out = self.bodies.out();
                 current
                     .conversation
-                    .unreadable(&*self.page, &place, error, batch);
+                    .unreadable(&*self.page, &place, error, &mut out);
                 if let Err(e) = self.bodies.filled() {
                     current.failure = Some(e.to_string());
                 }

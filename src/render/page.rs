@@ -10,10 +10,12 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
+use super::body::Out;
 use super::calls::ResultView;
 use super::entry::Entry;
 use super::stream::{Block, Media, Members, Record};
 use super::summary::Summary;
+use super::text::Text;
 
 /// A tool result as the walker hands it over: with the call's name and
 /// number when the call was seen.
@@ -50,9 +52,9 @@ pub trait Page {
 
     /// Text as Markdown. `typed`: a person wrote it, so its line breaks
     /// are kept.
-    fn text(&self, out: &mut Vec<u8>, text: &str, typed: bool);
+    fn text(&self, out: &mut Out, text: &Text, typed: bool);
     /// The model's thinking, collapsed.
-    fn thinking(&self, out: &mut Vec<u8>, text: &str);
+    fn thinking(&self, out: &mut Out, text: &Text);
     /// An image or document.
     fn media(&self, out: &mut Vec<u8>, image: bool, source: &Media);
     /// A block of a type nothing here knows.
@@ -61,7 +63,7 @@ pub trait Page {
     /// A block shown where it stands: a call alone (without its result,
     /// which pairing is the walker's) and a tool result not at all. The one
     /// place that says which method shows which kind of block.
-    fn block(&self, out: &mut Vec<u8>, block: &Block, typed: bool) {
+    fn block(&self, out: &mut Out, block: &Block, typed: bool) {
         match block {
             Block::Text { text, .. } => self.text(out, text, typed),
             Block::Thinking(text) => self.thinking(out, text),
@@ -76,7 +78,7 @@ pub trait Page {
     /// call was not seen) and its result.
     fn tool_start(&self, out: &mut Vec<u8>, number: Option<u64>);
     fn call(&self, out: &mut Vec<u8>, name: &str, input: &RawValue);
-    fn result(&self, out: &mut Vec<u8>, result: &ResultOf);
+    fn result(&self, out: &mut Out, result: &ResultOf);
     /// In place of the result of a call that got none.
     fn no_result(&self, out: &mut Vec<u8>);
     fn tool_end(&self, out: &mut Vec<u8>);
@@ -92,7 +94,7 @@ pub trait Page {
     fn artifacts_end(&self, out: &mut Vec<u8>);
     /// One artifact: its file name, its time if known, its Markdown,
     /// rendered as the assistant's text is.
-    fn artifact(&self, out: &mut Vec<u8>, name: &str, time: Option<&str>, text: &str);
+    fn artifact(&self, out: &mut Out, name: &str, time: Option<&str>, text: &Text);
 
     /// A whole index document of `entries`, already in order.
     fn index(&self, out: &mut Vec<u8>, entries: &[Entry]);

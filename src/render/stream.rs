@@ -19,6 +19,9 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::escape::{json_body_text, unescape_body_into};
+use super::text::Text;
+
 /// One line of the stream, message or meta, borrowed from the line.
 #[derive(Debug, Deserialize)]
 pub struct Record<'a> {
@@ -107,15 +110,8 @@ impl Tokens {
 /// The string `raw` holds, borrowed when it has no escapes; `None` when
 /// it is not a string.
 pub fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
-    let text = raw.get();
-    let body = text.strip_prefix('"')?.strip_suffix('"')?;
-    // The raw value is valid JSON already: without a backslash the body
-    // is the string itself.
-    if memchr::memchr(b'\\', body.as_bytes()).is_none() {
-        return Some(Cow::Borrowed(body));
-    }
-    let mut out = String::with_capacity(body.len());
-    unescape_body_into(body, &mut out).then_some(Cow::Owned(out))
+    let body = raw.get().strip_prefix('"')?.strip_suffix('"')?;
+    json_body_text(body)
 }
 
 fn opt_string<'a>(raw: Option<&'a RawValue>) -> Option<Cow<'a, str>> {
@@ -269,11 +265,11 @@ impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
 /// One content block, as far as the renderer tells blocks apart.
 pub enum Block<'a> {
     Text {
-        text: Cow<'a, str>,
+        text: Text<'a>,
         /// The payload field a system message's text comes from.
         field: Option<Cow<'a, str>>,
     },
-    Thinking(Cow<'a, str>),
+    Thinking(Text<'a>),
     ToolUse {
         id: Cow<'a, str>,
         name: Cow<'a, str>,
@@ -326,14 +322,19 @@ impl<'a> Block<'a> {
     pub fn of<'b: 'a>(block: &'a Members<'b>) -> Block<'a> {
         let kind = block.string("type");
         match kind.as_deref() {
-            Some("text") => match block.string("text") {
+            Some("text") => match block.get("text").and_then(Text::of_json) {
                 Some(text) => Block::Text {
                     text,
                     field: block.string("field"),
                 },
                 None => Block::Other(block),
             },
-            Some("thinking") => Block::Thinking(block.string("thinking").unwrap_or_default()),
+            Some("thinking") => Block::Thinking(
+                block
+                    .get("thinking")
+                    .and_then(Text::of_json)
+                    .unwrap_or(Text::Read(Cow::Borrowed(""))),
+            ),
             Some("tool_use") => Block::ToolUse {
                 id: block.string("id").unwrap_or_default(),
                 name: block
@@ -363,7 +364,7 @@ impl<'a> Content<'a> {
     pub fn blocks(&'a self) -> Vec<Block<'a>> {
         match self {
             Content::Text(text) => vec![Block::Text {
-                text: Cow::Borrowed(text),
+                text: Text::of_str(text),
                 field: None,
             }],
             Content::Blocks(items) => items.iter().map(Block::of).collect(),
@@ -494,8 +495,8 @@ impl<'a> Record<'a> {
     }
 
     /// An artifact's Markdown.
-    pub fn text(&self) -> Option<Cow<'a, str>> {
-        opt_string(self.text)
+    pub fn text(&self) -> Option<Text<'a>> {
+        self.text.and_then(Text::of_json)
     }
 
     pub fn cwd(&self) -> Option<Cow<'a, str>> {
@@ -525,40 +526,6 @@ pub fn unescape_into(raw: &str, out: &mut String) -> bool {
         .is_some_and(|body| unescape_body_into(body, out))
 }
 
-/// [`unescape_into`] of a string literal's body, without its quotes (as
-/// [`super::calls::ResultView::JsonText`] holds it); `false` at a bad
-/// escape, with what came before it appended.
-pub fn unescape_body_into(body: &str, out: &mut String) -> bool {
-    let bytes = body.as_bytes();
-    let mut start = 0;
-    while let Some(at) = memchr::memchr(b'\\', &bytes[start..]) {
-        let at = start + at;
-        out.push_str(&body[start..at]);
-        let Some(&escape) = bytes.get(at + 1) else {
-            return false;
-        };
-        start = at + 2;
-        match escape {
-            b'"' => out.push('"'),
-            b'\\' => out.push('\\'),
-            b'/' => out.push('/'),
-            b'b' => out.push('\u{8}'),
-            b'f' => out.push('\u{c}'),
-            b'n' => out.push('\n'),
-            b'r' => out.push('\r'),
-            b't' => out.push('\t'),
-            b'u' => {
-                let (c, used) = super::escape::unicode_escape(&body[at..]);
-                start = at + used;
-                out.push(c);
-            }
-            _ => return false,
-        }
-    }
-    out.push_str(&body[start..]);
-    true
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -582,7 +549,7 @@ mod tests {
             .blocks()
             .iter()
             .map(|b| match b {
-                Block::Text { text, .. } => text.to_string(),
+                Block::Text { text, .. } => text.read().into_owned(),
                 Block::Other(members) => members.to_json(),
                 _ => String::from("?"),
             })
@@ -614,7 +581,7 @@ mod tests {
         )
         .unwrap();
         let blocks = record.blocks();
-        assert!(matches!(&blocks[..], [Block::Text { text, .. }] if text == "hel\nlo"));
+        assert!(matches!(&blocks[..], [Block::Text { text, .. }] if text.read() == "hel\nlo"));
     }
 
     #[test]

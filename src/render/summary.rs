@@ -1,8 +1,11 @@
 //! What a conversation's header says: the meta record's facts and the
 //! totals counted over its messages.
 
+use std::ops::ControlFlow;
+
 use super::stream::{Block, Record, Role, Tokens};
-use crate::stream::message::title_from_text;
+use super::text::{LongText, Text};
+use crate::stream::message::{title_from_text, TITLE_CHARS};
 use crate::time::Timestamp;
 
 /// The header of one conversation, filled in as its records are read.
@@ -79,10 +82,7 @@ impl Summary {
                         Block::Text { text, .. } => {
                             turn = true;
                             if self.first_user_text.is_none() && !record.is_implicit() {
-                                let text = text.trim();
-                                if !text.is_empty() {
-                                    self.first_user_text = Some(title_from_text(text));
-                                }
+                                self.first_user_text = title(text);
                             }
                         }
                         _ => turn = true,
@@ -202,6 +202,51 @@ impl Summary {
 }
 
 /// `1 tool call`, `2 tool calls`.
+/// The title a user's text gives, trimmed; `None` when it is blank.
+fn title(text: &Text) -> Option<String> {
+    match text {
+        Text::Read(text) => {
+            let text = text.trim();
+            (!text.is_empty()).then(|| title_from_text(text))
+        }
+        Text::Long(long) => long_title(long),
+    }
+}
+
+/// [`title_from_text`] of a long text, trimmed, reading only as far as the
+/// title goes: the first line after the leading whitespace, its first
+/// [`TITLE_CHARS`] characters, trimmed at the end unless the line goes on
+/// past them with more than whitespace.
+fn long_title(text: &LongText) -> Option<String> {
+    let mut title = String::new();
+    let mut chars = 0;
+    let mut started = false;
+    let mut goes_on = false;
+    text.pieces(|piece| {
+        for c in piece.chars() {
+            if !started && c.is_whitespace() {
+                continue;
+            }
+            started = true;
+            if c == '\n' {
+                return ControlFlow::Break(());
+            }
+            if chars < TITLE_CHARS {
+                title.push(c);
+                chars += 1;
+            } else if !c.is_whitespace() {
+                goes_on = true;
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    if !goes_on {
+        title.truncate(title.trim_end().len());
+    }
+    started.then_some(title)
+}
+
 pub fn counted(n: u64, one: &str, many: &str) -> String {
     format!("{} {}", grouped(n), if n == 1 { one } else { many })
 }
@@ -235,6 +280,30 @@ pub fn grouped(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::markdown::MARKDOWN_LIMIT;
+
+    #[test]
+    fn a_long_text_gives_the_title_its_whole_text_would() {
+        let pad = |c: &str| c.repeat(MARKDOWN_LIMIT + 1);
+        let x80 = "x".repeat(TITLE_CHARS);
+        for text in [
+            format!("{}  Fix the parser  \r\nplease", pad(" \n")),
+            format!("Fix the parser{}", pad(" ")),
+            format!("{x80}   {}\n", pad("y")),
+            format!("{x80}{}z", pad(" ")),
+            format!("{x80}{}\nz", pad(" ")),
+            format!("é😀 a\rb \u{2028}c{}", pad("\t")),
+            pad(" \n\t"),
+        ] {
+            let Text::Long(long) = Text::of_str(&text) else {
+                panic!("a text over the limit is long");
+            };
+            let whole = Some(text.trim())
+                .filter(|t| !t.is_empty())
+                .map(title_from_text);
+            assert_eq!(long_title(&long), whole);
+        }
+    }
 
     fn count(s: &mut Summary, line: &str) {
         let record = Record::parse(line.as_bytes()).unwrap();

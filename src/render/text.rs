@@ -1,0 +1,320 @@
+//! A text block's (or thinking block's) text: read whole, or, when it is
+//! long, read a piece at a time where it is written.
+//!
+//! A text over [`MARKDOWN_LIMIT`] is shown as written, escaped and nothing
+//! else, so it never needs to be whole in memory. Read whole it would be:
+//! a text of 50 MB unescaped beside the line it came from, and its page
+//! bytes beside both, put agy-render at three times its longest line. So
+//! a long text stays borrowed from the line, as JSON, and is unescaped in
+//! pieces of [`PIECE`] bytes; the writer hands each piece's page bytes on
+//! ([`super::body::Out::spill`]) before the next, and memory stays at
+//! about the line.
+//!
+//! Written in pieces: a text block's text, in either format; thinking, in
+//! HTML; a tool's text output, in Markdown. Where a long text is shown
+//! some other way (Markdown reads thinking as Markdown; HTML collapses tool
+//! output after a preview, placed by counting the whole), it is read whole
+//! ([`Text::read`]), as before.
+
+use std::borrow::Cow;
+use std::ops::ControlFlow;
+
+use serde_json::value::RawValue;
+
+use super::escape::{json_body_text, json_escape};
+use super::markdown::MARKDOWN_LIMIT;
+
+/// Bytes of a long text unescaped at a time.
+const PIECE: usize = 64 << 10;
+
+/// The text of a text block.
+#[derive(Debug)]
+pub enum Text<'a> {
+    /// At most [`MARKDOWN_LIMIT`] bytes, read.
+    Read(Cow<'a, str>),
+    /// More than [`MARKDOWN_LIMIT`] bytes, left as it stands in the line.
+    Long(LongText<'a>),
+}
+
+/// A text over [`MARKDOWN_LIMIT`], read only in pieces.
+#[derive(Clone, Copy, Debug)]
+pub struct LongText<'a> {
+    /// The text, or the body of the JSON string literal holding it.
+    source: &'a str,
+    /// Whether `source` is JSON with escapes still in it.
+    escaped: bool,
+    /// The text's length in bytes.
+    bytes: usize,
+}
+
+impl<'a> Text<'a> {
+    /// The text held by the JSON string literal `raw`; `None` when it is
+    /// not a string or has a bad escape.
+    pub fn of_json(raw: &'a RawValue) -> Option<Text<'a>> {
+        Text::of_json_body(raw.get().strip_prefix('"')?.strip_suffix('"')?)
+    }
+
+    /// [`Text::of_json`] of a string literal's body, without its quotes.
+    pub fn of_json_body(body: &'a str) -> Option<Text<'a>> {
+        // Unescaping only shortens: a literal within the limit holds a
+        // text within it.
+        if body.len() <= MARKDOWN_LIMIT {
+            return json_body_text(body).map(Text::Read);
+        }
+        let (bytes, escaped) = unescaped_len(body)?;
+        if bytes <= MARKDOWN_LIMIT {
+            return json_body_text(body).map(Text::Read);
+        }
+        Some(Text::Long(LongText {
+            source: body,
+            escaped,
+            bytes,
+        }))
+    }
+
+    /// A text that is read already.
+    pub fn of_str(text: &'a str) -> Text<'a> {
+        if text.len() <= MARKDOWN_LIMIT {
+            return Text::Read(Cow::Borrowed(text));
+        }
+        Text::Long(LongText {
+            source: text,
+            escaped: false,
+            bytes: text.len(),
+        })
+    }
+
+    /// The text's length in bytes.
+    pub fn bytes(&self) -> usize {
+        match self {
+            Text::Read(text) => text.len(),
+            Text::Long(long) => long.bytes,
+        }
+    }
+
+    /// The whole text, for the places that show a text some other way
+    /// than as written (a system message's field, a tool result's block):
+    /// a long one is unescaped into one string there.
+    pub fn read(&self) -> Cow<'_, str> {
+        match self {
+            Text::Read(text) => Cow::Borrowed(text),
+            Text::Long(long) => {
+                let mut whole = String::with_capacity(long.bytes);
+                long.pieces(|piece| {
+                    whole.push_str(piece);
+                    ControlFlow::Continue(())
+                });
+                Cow::Owned(whole)
+            }
+        }
+    }
+}
+
+impl LongText<'_> {
+    /// The text's length in bytes.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Hands the text to `each` in order, in pieces of whole characters
+    /// of about [`PIECE`] bytes, none empty, until `each` breaks.
+    pub fn pieces(&self, mut each: impl FnMut(&str) -> ControlFlow<()>) {
+        if self.escaped {
+            let _ = unescape_in_pieces(self.source, PIECE, &mut each);
+        } else {
+            let mut rest = self.source;
+            while !rest.is_empty() {
+                let (piece, after) = rest.split_at(char_floor(rest, PIECE));
+                if each(piece).is_break() {
+                    return;
+                }
+                rest = after;
+            }
+        }
+    }
+}
+
+/// The largest char boundary of `text` at or before `at` that is past its
+/// start (a piece is never empty), or its end.
+fn char_floor(text: &str, at: usize) -> usize {
+    if at >= text.len() {
+        return text.len();
+    }
+    let mut at = at.max(1);
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    if at == 0 {
+        // `at` was inside the first character: the piece is that one.
+        at = text.chars().next().map_or(0, char::len_utf8);
+    }
+    at
+}
+
+/// The length of the text the string literal body `body` holds, and
+/// whether it has escapes; `None` at a bad escape.
+fn unescaped_len(body: &str) -> Option<(usize, bool)> {
+    let bytes = body.as_bytes();
+    let mut len = 0;
+    let mut start = 0;
+    while let Some(at) = memchr::memchr(b'\\', &bytes[start..]) {
+        let at = start + at;
+        let (c, used) = json_escape(&body[at..])?;
+        len += at - start + c.len_utf8();
+        start = at + used;
+    }
+    Some((len + bytes.len() - start, start > 0))
+}
+
+/// Unescapes the string literal body `body` into pieces of about `size`
+/// bytes, handing each to `each` until it breaks. The body is valid
+/// (checked by [`unescaped_len`]); a bad escape would end the text there.
+fn unescape_in_pieces(
+    body: &str,
+    size: usize,
+    each: &mut dyn FnMut(&str) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    let bytes = body.as_bytes();
+    let mut piece = String::with_capacity(size + 4);
+    let mut full = |piece: &mut String| {
+        if piece.len() >= size {
+            each(piece)?;
+            piece.clear();
+        }
+        ControlFlow::Continue(())
+    };
+    let mut start = 0;
+    loop {
+        let at = memchr::memchr(b'\\', &bytes[start..]).map_or(bytes.len(), |at| start + at);
+        let mut plain = &body[start..at];
+        while !plain.is_empty() {
+            let (head, tail) = plain.split_at(char_floor(plain, size - piece.len()));
+            piece.push_str(head);
+            plain = tail;
+            full(&mut piece)?;
+        }
+        let Some((c, used)) = body.get(at..).and_then(json_escape) else {
+            break;
+        };
+        piece.push(c);
+        start = at + used;
+        full(&mut piece)?;
+    }
+    if piece.is_empty() {
+        return ControlFlow::Continue(());
+    }
+    each(&piece)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn long(source: &str, escaped: bool) -> LongText<'_> {
+        let bytes = if escaped {
+            unescaped_len(source).unwrap().0
+        } else {
+            source.len()
+        };
+        LongText {
+            source,
+            escaped,
+            bytes,
+        }
+    }
+
+    /// The pieces of `body` unescaped `size` bytes at a time.
+    fn pieces(body: &str, size: usize) -> Vec<String> {
+        let mut all = Vec::new();
+        let _ = unescape_in_pieces(body, size, &mut |piece| {
+            all.push(piece.to_string());
+            ControlFlow::Continue(())
+        });
+        all
+    }
+
+    const SAMPLES: [&str; 5] = [
+        "plain ascii text",
+        "line\nbreak\ttab \"quoted\" back\\slash / <&>",
+        "é😀\u{2028}\u{1}ü—x",
+        "😀😀😀😀",
+        "\\\\\\\"\"",
+    ];
+
+    #[test]
+    fn pieces_join_to_the_text_at_every_size() {
+        for text in SAMPLES {
+            let literal = serde_json::to_string(text).unwrap();
+            let body = &literal[1..literal.len() - 1];
+            // \u escapes and a surrogate pair too, as other writers write.
+            let ascii: String = text
+                .encode_utf16()
+                .map(|unit| format!("\\u{unit:04x}"))
+                .collect();
+            for body in [body, &ascii] {
+                assert_eq!(unescaped_len(body).unwrap().0, text.len(), "{body}");
+                for size in 1..=text.len() + 2 {
+                    let all = pieces(body, size);
+                    assert_eq!(all.concat(), text, "{body} by {size}");
+                    assert!(all.iter().all(|p| !p.is_empty()), "{body} by {size}");
+                    // A piece ends where a character ends: longer than
+                    // `size` only by the character that filled it.
+                    assert!(all.iter().all(|p| p.len() < size + 4), "{body} by {size}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn text_read_whole_or_in_pieces_is_the_same() {
+        let text: String = SAMPLES.concat().repeat(MARKDOWN_LIMIT / 40);
+        let literal = serde_json::to_string(&text).unwrap();
+        let raw: &RawValue = serde_json::from_str(&literal).unwrap();
+        let Some(Text::Long(long)) = Text::of_json(raw) else {
+            panic!("a text over the limit is long");
+        };
+        assert!(long.escaped);
+        assert_eq!(long.bytes(), text.len());
+        assert_eq!(Text::Long(long).read(), text);
+        let Text::Long(plain) = Text::of_str(&text) else {
+            panic!("a text over the limit is long");
+        };
+        let mut joined = String::new();
+        let mut count = 0;
+        plain.pieces(|piece| {
+            assert!(!piece.is_empty() && piece.len() <= PIECE);
+            joined.push_str(piece);
+            count += 1;
+            ControlFlow::Continue(())
+        });
+        assert_eq!(joined, text);
+        assert!(count > 1);
+    }
+
+    #[test]
+    fn a_break_stops_the_pieces() {
+        let text = "x".repeat(3 * PIECE);
+        for escaped in [false, true] {
+            let mut count = 0;
+            long(&text, escaped).pieces(|_| {
+                count += 1;
+                ControlFlow::Break(())
+            });
+            assert_eq!(count, 1);
+        }
+    }
+
+    #[test]
+    fn short_text_is_read_and_bad_escapes_are_refused() {
+        let raw: &RawValue = serde_json::from_str(r#""a\nb""#).unwrap();
+        assert!(matches!(Text::of_json(raw), Some(Text::Read(t)) if t == "a\nb"));
+        let number: &RawValue = serde_json::from_str("3").unwrap();
+        assert!(Text::of_json(number).is_none());
+        assert_eq!(unescaped_len(r"a\x"), None);
+        assert_eq!(unescaped_len("a\\"), None);
+        // Escapes that shrink a long literal under the limit: read whole.
+        let literal = format!("\"{}\"", "\\n".repeat(MARKDOWN_LIMIT / 2 + 1));
+        let raw: &RawValue = serde_json::from_str(&literal).unwrap();
+        assert!(matches!(Text::of_json(raw), Some(Text::Read(_))));
+    }
+}
