@@ -36,10 +36,41 @@ pub fn clean_prefix_len(bytes: &[u8]) -> usize {
 /// on a long conversation's store. So a chunk of 64 bytes is judged from
 /// its bit masks at once, with no branch per escape: see [`escaped_bits`].
 pub fn is_simple_str_body(body: &[u8]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (asked just above; std keeps the
+        // answer); the function reads only `body`.
+        return unsafe { simple_body_avx2(body) };
+    }
+    simple_body(body, Classes::of, escape_letters)
+}
+
+/// [`is_simple_str_body`] with chunks classed thirty-two bytes at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn simple_body_avx2(body: &[u8]) -> bool {
+    // The closures share this function's AVX2, so they call the AVX2
+    // functions without `unsafe`, and inline them.
+    simple_body(
+        body,
+        |chunk| classes_avx2(chunk),
+        |chunk| escape_letters_avx2(chunk),
+    )
+}
+
+/// The chunk loop of [`is_simple_str_body`], given how a chunk's bytes are
+/// classed and where its escape letters are.
+#[inline(always)]
+fn simple_body(
+    body: &[u8],
+    classes: impl Fn(&[u8; CHUNK]) -> Classes,
+    letters: impl Fn(&[u8; CHUNK]) -> u64,
+) -> bool {
     let mut carry = 0;
     let mut chunks = body.chunks_exact(CHUNK);
     for chunk in &mut chunks {
-        if !simple_chunk(chunk.try_into().expect("a whole chunk"), &mut carry) {
+        let chunk = chunk.try_into().expect("a whole chunk");
+        if !simple_chunk(classes(chunk), || letters(chunk), &mut carry) {
             return false;
         }
     }
@@ -49,7 +80,7 @@ pub fn is_simple_str_body(body: &[u8]) -> bool {
         // backslash that ends the body is still caught.
         let mut last = [b' '; CHUNK];
         last[..rest.len()].copy_from_slice(rest);
-        if !simple_chunk(&last, &mut carry) {
+        if !simple_chunk(classes(&last), || letters(&last), &mut carry) {
             return false;
         }
     }
@@ -62,11 +93,11 @@ pub fn is_simple_str_body(body: &[u8]) -> bool {
 const CHUNK: usize = 64;
 
 /// Whether one chunk of a string body holds only plain bytes and simple
-/// escapes, given `carry` (1 when the chunk's first byte is escaped by a
+/// escapes, from its [`Classes`] and (asked only when it has escapes) the
+/// mask of its escape letters, given `carry` (1 when the chunk's first byte is escaped by a
 /// backslash that ended the chunk before), which it updates for the next.
-#[inline]
-fn simple_chunk(chunk: &[u8; CHUNK], carry: &mut u64) -> bool {
-    let classes = Classes::of(chunk);
+#[inline(always)]
+fn simple_chunk(classes: Classes, letters: impl Fn() -> u64, carry: &mut u64) -> bool {
     if classes.control != 0 {
         return false;
     }
@@ -74,7 +105,7 @@ fn simple_chunk(chunk: &[u8; CHUNK], carry: &mut u64) -> bool {
         return classes.quote == 0;
     }
     let escaped = escaped_bits(classes.backslash, carry);
-    classes.quote & !escaped == 0 && escaped & !escape_letters(chunk) == 0
+    classes.quote & !escaped == 0 && escaped & !letters() == 0
 }
 
 /// Every other bit, from the lowest: the chunk's even positions.
@@ -190,6 +221,48 @@ fn classes_sse2(chunk: &[u8; CHUNK]) -> Classes {
         classes.control |= bits(_mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v));
     }
     classes
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn classes_avx2(chunk: &[u8; CHUNK]) -> Classes {
+    use std::arch::x86_64::*;
+    let mut classes = Classes {
+        backslash: 0,
+        quote: 0,
+        control: 0,
+    };
+    for i in 0..CHUNK / 32 {
+        let half: &[u8; 32] = chunk[i * 32..i * 32 + 32].try_into().expect("32 bytes");
+        // SAFETY: the half is 32 bytes; the load is unaligned.
+        let v = unsafe { _mm256_loadu_si256(half.as_ptr().cast()) };
+        let bits = |m: __m256i| u64::from(_mm256_movemask_epi8(m) as u32) << (i * 32);
+        classes.backslash |= bits(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8)));
+        classes.quote |= bits(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'"' as i8)));
+        // Unsigned v <= 0x1f: the smaller of v and 0x1f is v itself.
+        classes.control |= bits(_mm256_cmpeq_epi8(
+            _mm256_min_epu8(v, _mm256_set1_epi8(0x1f)),
+            v,
+        ));
+    }
+    classes
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn escape_letters_avx2(chunk: &[u8; CHUNK]) -> u64 {
+    use std::arch::x86_64::*;
+    (0..CHUNK / 32).fold(0u64, |mask, i| {
+        let half: &[u8; 32] = chunk[i * 32..i * 32 + 32].try_into().expect("32 bytes");
+        // SAFETY: the half is 32 bytes; the load is unaligned.
+        let v = unsafe { _mm256_loadu_si256(half.as_ptr().cast()) };
+        let any = b"\"\\/bfnrt"
+            .iter()
+            .fold(_mm256_setzero_si256(), |any, &letter| {
+                _mm256_or_si256(any, _mm256_cmpeq_epi8(v, _mm256_set1_epi8(letter as i8)))
+            });
+        mask | u64::from(_mm256_movemask_epi8(any) as u32) << (i * 32)
+    })
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -361,6 +434,20 @@ mod tests {
                 (fast.backslash, fast.quote, fast.control),
                 (slow.backslash, slow.quote, slow.control)
             );
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2, asked just above.
+                let wide = unsafe { classes_avx2(&shifted) };
+                assert_eq!(
+                    (wide.backslash, wide.quote, wide.control),
+                    (slow.backslash, slow.quote, slow.control)
+                );
+                // SAFETY: as above.
+                assert_eq!(
+                    unsafe { escape_letters_avx2(&shifted) },
+                    escape_letters(&shifted)
+                );
+            }
         }
     }
 
