@@ -1,7 +1,7 @@
 //! An edited step: what its messages changed, made in its bytes, and
 //! nothing else.
 
-use super::rows::{row_with_step, step_bytes_of};
+use super::step_row::StepRow;
 use super::{patch, Merge, OriginalStep};
 use crate::agy::steps::field;
 use crate::agy::wire;
@@ -12,7 +12,7 @@ use crate::stream::message::{Block, InputRecord, ResultContent, Role, ToolInput}
 impl Merge {
     /// The row of an edited step, or `None` when the edit is not one a
     /// step of this kind can take (the messages are then written anew).
-    pub(super) fn patch(&mut self, cur: &OriginalStep) -> Result<Option<Vec<u8>>> {
+    pub(super) fn patch(&mut self, cur: &OriginalStep) -> Result<Option<StepRow>> {
         // The edited lines in place of the lines they stand for.
         let mut before = Vec::new();
         for (i, (_, system)) in cur.expected.iter().enumerate() {
@@ -48,8 +48,8 @@ impl Merge {
         if old.role != new.role {
             return Ok(None);
         }
-        let original = step_bytes_of(&cur.line)?;
-        let mut step = original.clone();
+        let original = cur.line.step()?;
+        let mut step = original.to_vec();
         let old_blocks = old.content.as_deref().unwrap_or_default();
         let new_blocks = new.content.as_deref().unwrap_or_default();
         // Record-level fields a patch does not rewrite: an edit there is
@@ -148,7 +148,7 @@ impl Merge {
                 }
             }
         }
-        Ok(Some(row_with_step(&cur.line, &original, &step, None)?))
+        Ok(Some(cur.line.with_step(&original, Some(step), None)?))
     }
 
     /// A planner step with its reply text, thinking and calls as edited.

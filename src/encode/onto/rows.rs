@@ -353,8 +353,17 @@ pub(super) fn step_of_path(path: &str) -> Option<i64> {
     (idx.to_string() == number).then_some(idx)
 }
 
+/// A line longer than this goes to the output as it is, not copied into
+/// its buffer: a row of 200 MB would be there twice.
+const WRITE_THROUGH_AT: usize = 1 << 20;
+
 /// Writes `line` and its newline as one record.
 pub(super) fn write_line(out: &mut Output, line: &[u8]) -> Result<()> {
+    if line.len() > WRITE_THROUGH_AT {
+        out.write_through(line)?;
+        out.buf().push(b'\n');
+        return out.end_record();
+    }
     out.buf().extend_from_slice(line);
     out.buf().push(b'\n');
     out.end_record()
@@ -450,6 +459,21 @@ pub(super) fn row_with_step(
     let mut edits = Vec::new();
     if old != step {
         edits.push(("step_payload", CellEdit::Blob(step.to_vec())));
+    }
+    edits.extend(side_column_edits(old, step, idx));
+    edit_row(line, &edits)
+}
+
+/// The edits of a steps row's cells besides `step_payload` when its Step
+/// blob `old` becomes `step` and its idx `idx`: the columns that mirror
+/// Step fields, where those changed, then the idx.
+pub(super) fn side_column_edits(
+    old: &[u8],
+    step: &[u8],
+    idx: Option<i64>,
+) -> Vec<(&'static str, CellEdit)> {
+    let mut edits = Vec::new();
+    if old != step {
         let (was, now) = (wire::Message::new(old), wire::Message::new(step));
         for (column, number) in [
             ("metadata", field::step::METADATA),
@@ -467,17 +491,5 @@ pub(super) fn row_with_step(
     if let Some(idx) = idx {
         edits.push(("idx", CellEdit::Integer(idx)));
     }
-    edit_row(line, &edits)
-}
-
-/// A steps row whose Step `edit` changes (`None`: as it was), with its idx
-/// set to `idx`.
-pub(super) fn rewrite_step_row(
-    line: &[u8],
-    edit: impl FnOnce(&[u8]) -> Option<Vec<u8>>,
-    idx: Option<i64>,
-) -> Result<Vec<u8>> {
-    let old = step_bytes_of(line)?;
-    let step = edit(&old);
-    row_with_step(line, &old, step.as_deref().unwrap_or(&old), idx)
+    edits
 }
