@@ -1,6 +1,8 @@
 //! An edited step: what its messages changed, made in its bytes, and
 //! nothing else.
 
+use std::borrow::Cow;
+
 use super::step_row::StepRow;
 use super::{patch, Merge, OriginalStep};
 use crate::agy::steps::field;
@@ -49,7 +51,8 @@ impl Merge {
             return Ok(None);
         }
         let original = cur.line.step()?;
-        let mut step = original.to_vec();
+        // Copied only where an edit changes it.
+        let mut step = Cow::Borrowed(original.as_ref());
         let old_blocks = old.content.as_deref().unwrap_or_default();
         let new_blocks = new.content.as_deref().unwrap_or_default();
         // Record-level fields a patch does not rewrite: an edit there is
@@ -105,7 +108,7 @@ impl Merge {
                         return Ok(None);
                     };
                     self.note_edit(cur.idx, o, n);
-                    step = s;
+                    step = Cow::Owned(s);
                 }
             }
             Some(Role::User) => {
@@ -118,7 +121,7 @@ impl Merge {
                         return Ok(None);
                     }
                     match patch::replace_text_in(&step, &[field::step::USER_INPUT], &o, &n) {
-                        Some(s) => step = s,
+                        Some(s) => step = Cow::Owned(s),
                         None => return Ok(None),
                     }
                     self.note_edit(cur.idx, &o, &n);
@@ -128,7 +131,7 @@ impl Merge {
                 let Some(s) = self.patch_planner(cur.idx, &step, old_blocks, new_blocks)? else {
                     return Ok(None);
                 };
-                step = s;
+                step = Cow::Owned(s);
             }
             _ => {
                 // A system message: each field's text where it was.
@@ -141,13 +144,14 @@ impl Merge {
                         return Ok(None);
                     }
                     match patch::replace_text_in(&step, &[number], &o, &n) {
-                        Some(s) => step = s,
+                        Some(s) => step = Cow::Owned(s),
                         None => return Ok(None),
                     }
                     self.note_edit(cur.idx, &o, &n);
                 }
             }
         }
+        let step = step.into_owned();
         Ok(Some(cur.line.with_step(&original, Some(step), None)?))
     }
 
@@ -380,15 +384,23 @@ impl Merge {
     }
 }
 
-/// The message's text blocks as one text, as agy-encode joins them.
-pub(super) fn joined_text(blocks: &[Block<'_>]) -> String {
+/// The message's text blocks as one text, as agy-encode joins them; one
+/// block's text is not copied (it may be tens of MB).
+pub(super) fn joined_text<'b>(blocks: &'b [Block<'b>]) -> Cow<'b, str> {
+    let mut texts = blocks.iter().filter_map(|b| match b {
+        Block::Text { text, .. } => Some(text),
+        _ => None,
+    });
+    if let (Some(only), None) = (texts.next(), texts.next()) {
+        return Cow::Borrowed(only);
+    }
     let mut text = String::new();
     for b in blocks {
         if let Block::Text { text: t, .. } = b {
             join(&mut text, t);
         }
     }
-    text
+    Cow::Owned(text)
 }
 
 pub(super) fn media_of<'b>(blocks: &'b [Block<'b>]) -> Vec<&'b Block<'b>> {

@@ -7,6 +7,8 @@
 //! output in the wrapped step and in the carrier's result text), so a
 //! redaction reaches every copy, shown or not.
 
+use std::borrow::Cow;
+
 use crate::agy::steps::field;
 use crate::agy::wire::{self, Value, Writer};
 
@@ -52,14 +54,16 @@ fn replace_at(
             out.raw(raw);
             continue;
         }
-        let mut value = bytes.to_vec();
+        // Copied only once changed: a 100 MB Step holds its text some
+        // levels down, and a copy per level was that much again per level.
+        let mut value = Cow::Borrowed(bytes);
         if depth < MAX_DEPTH && wire::is_whole_message(bytes) {
             if let Some(inner) = replace_at(bytes, old, new, depth + 1, None) {
-                value = inner;
+                value = Cow::Owned(inner);
             }
         }
         if memchr::memmem::find(&value, old).is_some() && std::str::from_utf8(&value).is_ok() {
-            value = replace_bytes(&value, old, new);
+            value = Cow::Owned(replace_bytes(&value, old, new));
         }
         changed = true;
         if value.is_empty() && bytes == old {
