@@ -96,18 +96,16 @@ pub fn replace_bytes(text: &[u8], old: &[u8], new: &[u8]) -> Vec<u8> {
 /// and in a GENERIC carrier the spill URI's `steps/<old>/` and the wrapped
 /// Step. `None` when nothing in it named `old`.
 pub fn renumber_step(step: &[u8], old: i64, new: i64) -> Option<Vec<u8>> {
-    let mut bytes = step.to_vec();
-    let mut changed = false;
+    // Copied only where changed, as in `replace_at`.
+    let mut bytes = Cow::Borrowed(step);
     if let Some(b) = wire::edit_field(&bytes, field::step::METADATA, |m| {
         renumber_metadata(m, old, new)
     }) {
-        bytes = b;
-        changed = true;
+        bytes = Cow::Owned(b);
     }
     if let Some(b) = wire::edit_field(&bytes, field::step::GENERIC, |generic| {
         wire::edit_field(generic, field::generic::RESULT, |result| {
-            let mut result = result.to_vec();
-            let mut changed = false;
+            let mut result = Cow::Borrowed(result);
             let from = format!("/steps/{old}/");
             let to = format!("/steps/{new}/");
             if let Some(r) =
@@ -116,8 +114,7 @@ pub fn renumber_step(step: &[u8], old: i64, new: i64) -> Option<Vec<u8>> {
                         .map(|_| replace_bytes(uri, from.as_bytes(), to.as_bytes()))
                 })
             {
-                result = r;
-                changed = true;
+                result = Cow::Owned(r);
             }
             if let Some(r) = wire::edit_field(&result, field::generic::RESULT_NESTED, |nested| {
                 // An Any wrapping a Step, or a Step.
@@ -126,16 +123,22 @@ pub fn renumber_step(step: &[u8], old: i64, new: i64) -> Option<Vec<u8>> {
                 })
                 .or_else(|| renumber_step(nested, old, new))
             }) {
-                result = r;
-                changed = true;
+                result = Cow::Owned(r);
             }
-            changed.then_some(result)
+            owned(result)
         })
     }) {
-        bytes = b;
-        changed = true;
+        bytes = Cow::Owned(b);
     }
-    changed.then_some(bytes)
+    owned(bytes)
+}
+
+/// The bytes an edit made, `None` when none did (they are still borrowed).
+pub(super) fn owned(bytes: Cow<'_, [u8]>) -> Option<Vec<u8>> {
+    match bytes {
+        Cow::Owned(bytes) => Some(bytes),
+        Cow::Borrowed(_) => None,
+    }
 }
 
 /// CortexStepMetadata with 20.2 moved from `old` to `new`.

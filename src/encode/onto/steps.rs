@@ -1,6 +1,8 @@
 //! Settling each original step: kept, renumbered, deleted or edited, and
 //! new messages' steps where they stand.
 
+use std::borrow::Cow;
+
 use super::edit::payload_fields;
 use super::rows::generic_args;
 use super::step_row::StepRow;
@@ -161,8 +163,8 @@ impl Merge {
             .unwrap_or_default();
         let row = row.rewrite(
             |step| {
-                let mut step = step.to_vec();
-                let mut changed = false;
+                // Copied only where something changes it.
+                let mut step = Cow::Borrowed(step);
                 if let Some(call) = &changed_call {
                     if let Some(s) = wire::edit_field(&step, field::step::METADATA, |m| {
                         Some(wire::set_field(
@@ -171,8 +173,7 @@ impl Merge {
                             std::slice::from_ref(call),
                         ))
                     }) {
-                        step = s;
-                        changed = true;
+                        step = Cow::Owned(s);
                     }
                     // A GENERIC carrier repeats the arguments as a map.
                     if let Some(s) = wire::edit_field(&step, field::step::GENERIC, |generic| {
@@ -181,25 +182,22 @@ impl Merge {
                             wire::set_field(generic, field::generic::ARGS, &generic_args(call))
                         })
                     }) {
-                        step = s;
-                        changed = true;
+                        step = Cow::Owned(s);
                     }
                 }
                 // The executing step's own copies of edited arguments.
                 let numbers = payload_fields();
                 for (from, to) in &arg_edits {
                     if let Some(s) = patch::replace_text_in(&step, &numbers, from, to) {
-                        step = s;
-                        changed = true;
+                        step = Cow::Owned(s);
                     }
                 }
                 if new != cur.idx {
                     if let Some(s) = patch::renumber_step(&step, cur.idx, new) {
-                        step = s;
-                        changed = true;
+                        step = Cow::Owned(s);
                     }
                 }
-                changed.then_some(step)
+                patch::owned(step)
             },
             Some(new),
         )?;
