@@ -1,6 +1,7 @@
 //! The rows and brain files around the steps: written after them, with
 //! the new numbering and the edits applied.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use super::{patch, Merge, Merger};
@@ -272,11 +273,8 @@ impl Merge {
                 Some(body) => (body, true),
                 None => (line, false),
             };
-            if let Some(new) = self.transcript_line(body) {
-                kept.extend_from_slice(&new);
-                if newline {
-                    kept.push(b'\n');
-                }
+            if self.transcript_line(body, &mut kept) && newline {
+                kept.push(b'\n');
             }
         }
         crate::stream::record::write_file_part(
@@ -290,43 +288,49 @@ impl Merge {
         out.end_record()
     }
 
-    /// A brain transcript line (FORMAT.md 10) for the new numbering:
-    /// `None` when its step was deleted; an edited step's line with the
-    /// edits made in its escaped text too.
-    pub(super) fn transcript_line(&self, line: &[u8]) -> Option<Vec<u8>> {
+    /// Appends a brain transcript line (FORMAT.md 10) for the new
+    /// numbering to `out`: false, and nothing, when its step was deleted;
+    /// an edited step's line with the edits made in its escaped text too.
+    /// A line is copied only as an edit changes it (a pasted text's line is
+    /// tens of MB, and so is each escaped form of the edit).
+    pub(super) fn transcript_line(&self, line: &[u8], out: &mut Vec<u8>) -> bool {
         const HEAD: &[u8] = b"{\"step_index\":";
         let Some(rest) = line.strip_prefix(HEAD) else {
-            return Some(line.to_vec());
+            out.extend_from_slice(line);
+            return true;
         };
         let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
         let Some(old) = std::str::from_utf8(&rest[..digits])
             .ok()
             .and_then(|d| d.parse::<i64>().ok())
         else {
-            return Some(line.to_vec());
+            out.extend_from_slice(line);
+            return true;
         };
-        let new = self.new_idx(old)?;
-        let mut out = HEAD.to_vec();
-        out.extend_from_slice(new.to_string().as_bytes());
-        let mut tail = rest[digits..].to_vec();
+        let Some(new) = self.new_idx(old) else {
+            return false;
+        };
+        let mut tail = Cow::Borrowed(&rest[digits..]);
         for (o, n) in self.text_edits.get(&old).into_iter().flatten() {
             // Texts sit in the line as JSON strings; tool arguments as JSON
             // text inside those, escaped twice.
-            let (mut eo, mut en) = (Vec::new(), Vec::new());
-            crate::stream::json::write_str_body(&mut eo, o);
-            crate::stream::json::write_str_body(&mut en, n);
-            let (mut eo2, mut en2) = (Vec::new(), Vec::new());
-            crate::stream::json::write_str_body(&mut eo2, &String::from_utf8_lossy(&eo));
-            crate::stream::json::write_str_body(&mut en2, &String::from_utf8_lossy(&en));
-            if !eo.is_empty() {
-                tail = patch::replace_bytes(&tail, &eo, &en);
-                if eo2 != eo {
-                    tail = patch::replace_bytes(&tail, &eo2, &en2);
-                }
+            let eo = escaped(o);
+            if eo.is_empty() {
+                continue;
+            }
+            if memchr::memmem::find(&tail, &eo).is_some() {
+                tail = Cow::Owned(patch::replace_bytes(&tail, &eo, &escaped(n)));
+            }
+            let eo2 = escaped(&String::from_utf8_lossy(&eo));
+            if eo2 != eo && memchr::memmem::find(&tail, &eo2).is_some() {
+                let en2 = escaped(&String::from_utf8_lossy(&escaped(n)));
+                tail = Cow::Owned(patch::replace_bytes(&tail, &eo2, &en2));
             }
         }
+        out.extend_from_slice(HEAD);
+        out.extend_from_slice(new.to_string().as_bytes());
         out.extend_from_slice(&tail);
-        Some(out)
+        true
     }
 
     /// A brain path with its `steps/<idx>/` renumbered; `None` when that
@@ -340,6 +344,13 @@ impl Merge {
         let tail = &rest[old.to_string().len()..];
         Some(format!("{prefix}{new}{tail}"))
     }
+}
+
+/// `text` as the inside of a JSON string.
+fn escaped(text: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    crate::stream::json::write_str_body(&mut out, text);
+    out
 }
 
 /// The step a brain path belongs to: `steps/<idx>/…` or
