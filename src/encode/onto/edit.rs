@@ -45,8 +45,8 @@ impl Merge {
         let (Some(b), Some(a)) = (pick(&before), pick(&after)) else {
             return Ok(None);
         };
-        let old = &before[b];
-        let new = &after[a];
+        let mut old = before.swap_remove(b);
+        let mut new = after.swap_remove(a);
         if old.role != new.role {
             return Ok(None);
         }
@@ -107,7 +107,7 @@ impl Merge {
                     let Some(s) = patch::replace_text_in(&step, &payload_and_error(), o, n) else {
                         return Ok(None);
                     };
-                    self.note_edit(cur.idx, o, n);
+                    self.note_edit(cur.idx, &**o, &**n);
                     step = Cow::Owned(s);
                 }
             }
@@ -124,7 +124,10 @@ impl Merge {
                         Some(s) => step = Cow::Owned(s),
                         None => return Ok(None),
                     }
-                    self.note_edit(cur.idx, &o, &n);
+                    // Moved out of the records, not copied: tens of MB each.
+                    let o = owned_text(old.content.take());
+                    let n = owned_text(new.content.take());
+                    self.note_edit(cur.idx, o, n);
                 }
             }
             Some(Role::Assistant) => {
@@ -147,7 +150,7 @@ impl Merge {
                         Some(s) => step = Cow::Owned(s),
                         None => return Ok(None),
                     }
-                    self.note_edit(cur.idx, &o, &n);
+                    self.note_edit(cur.idx, o, n);
                 }
             }
         }
@@ -401,6 +404,16 @@ pub(super) fn joined_text<'b>(blocks: &'b [Block<'b>]) -> Cow<'b, str> {
         }
     }
     Cow::Owned(text)
+}
+
+/// [`joined_text`] of blocks taken over: one block's text is moved, not
+/// copied.
+fn owned_text(blocks: Option<Vec<Block<'_>>>) -> String {
+    let mut blocks = blocks.unwrap_or_default();
+    if let [Block::Text { text, .. }] = blocks.as_mut_slice() {
+        return std::mem::take(text).into_owned();
+    }
+    joined_text(&blocks).into_owned()
 }
 
 pub(super) fn media_of<'b>(blocks: &'b [Block<'b>]) -> Vec<&'b Block<'b>> {

@@ -204,10 +204,10 @@ impl Merge {
         row.write(out)
     }
 
-    pub(super) fn note_edit(&mut self, idx: i64, old: &str, new: &str) {
+    pub(super) fn note_edit(&mut self, idx: i64, old: impl Into<String>, new: impl Into<String>) {
         self.text_edits
             .entry(idx)
             .or_default()
-            .push((old.to_string(), new.to_string()));
+            .push((old.into(), new.into()));
     }
 }
