@@ -603,6 +603,37 @@ impl Writer {
         self.bytes(number, v.as_bytes())
     }
 
+    /// A length-delimited field of `len` bytes that `write` appends: a
+    /// value made as it is written, not built apart and copied in.
+    pub fn bytes_written(
+        &mut self,
+        number: u32,
+        len: usize,
+        write: impl FnOnce(&mut Vec<u8>),
+    ) -> &mut Writer {
+        self.tag(number, 2);
+        put_varint(&mut self.buf, len as u64);
+        let at = self.buf.len();
+        write(&mut self.buf);
+        debug_assert_eq!(self.buf.len() - at, len, "the length said");
+        self
+    }
+
+    /// How many bytes are written so far.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// What was written from byte `at` on.
+    pub fn written_since(&self, at: usize) -> &[u8] {
+        &self.buf[at..]
+    }
+
+    /// Takes back what was written from byte `len` on.
+    pub fn truncate(&mut self, len: usize) {
+        self.buf.truncate(len);
+    }
+
     /// A nested message built by `build`, in place: its length is not known
     /// until it is built, so one byte is set aside for it, which is enough
     /// below 128 bytes; a longer message is moved up once to make room for

@@ -71,6 +71,9 @@ fn run() -> Result<()> {
                 for warning in merger.take_warnings() {
                     agy_tools::error::warn(NAME, format_args!("{}: {warning}", lines.place()));
                 }
+                // The merger keeps what it needs of a long message; its
+                // buffer goes back before the step it names is settled.
+                lines.shed();
             }
         }
         merger.finish(&mut out)?;

@@ -62,6 +62,9 @@ pub struct Decoder {
     error_details: Vec<u8>,
     /// A damaged payload's readable part, as a message.
     repaired: Vec<u8>,
+    /// The step just decoded was damaged: `payload` holds its repair and
+    /// `repaired` the bytes as they were.
+    swapped_repair: bool,
     /// The facts of the step just decoded, for [`OriginalStepRow`].
     last_facts: summary::StepFacts,
     /// What the open conversation's steps so far tell its index row.
@@ -257,7 +260,37 @@ impl Decoder {
         }
         self.enter_original(id)?;
         let has_payload = columns.step_payload.is_some();
-        self.original_step(&columns, has_payload, lines).map(Some)
+        let row = self.original_step(&columns, has_payload, lines);
+        self.shed();
+        row.map(Some)
+    }
+
+    /// [`Decoder::original_step_line`] for a line whose `step_payload` hex
+    /// was taken out (`""` left in its place, see [`payload_hex_span`]) and
+    /// decoded into `payload`, which comes back as it went in: a row of
+    /// hundreds of MB is then held as its payload, never as hex and payload
+    /// at once. `None`, having done nothing, for any other line.
+    pub fn original_step_without_hex(
+        &mut self,
+        conversation: &str,
+        skeleton: &[u8],
+        payload: &mut Vec<u8>,
+        lines: &mut Vec<u8>,
+    ) -> Result<Option<OriginalStepRow>> {
+        let Some((id, columns)) = parse_canonical_step_row(skeleton) else {
+            return Ok(None);
+        };
+        if id != conversation || columns.step_payload != Some(b"") {
+            return Ok(None);
+        }
+        self.enter_original(id)?;
+        std::mem::swap(&mut self.payload, payload);
+        let row = self.original_step(&columns, true, lines);
+        if self.swapped_repair {
+            std::mem::swap(&mut self.payload, &mut self.repaired);
+        }
+        std::mem::swap(&mut self.payload, payload);
+        row.map(Some)
     }
 
     /// What `agy-encode --onto` needs of an original step whose payload is
@@ -365,7 +398,9 @@ impl Decoder {
             Record::Row { table, row, .. } if table == "steps" => {
                 let columns = StepColumns::of(row);
                 let has_payload = self.decode_payload(&columns)?;
-                self.original_step(&columns, has_payload, lines).map(Some)
+                let step = self.original_step(&columns, has_payload, lines);
+                self.shed();
+                step.map(Some)
             }
             Record::File { .. } => Ok(None),
             other => {
@@ -416,6 +451,7 @@ impl Decoder {
             self.payload.clear();
         }
         let damage = self.repair_payload(columns.step_type);
+        self.swapped_repair = damage.is_some();
         let step = wire::Message::new(&self.payload);
         // The columns mirror Step fields 5 and 31; read a column only when
         // the payload lacks its field (a damaged payload, say).
@@ -488,6 +524,31 @@ impl Decoder {
     pub fn take_warnings(&mut self) -> Vec<String> {
         std::mem::take(&mut self.warnings)
     }
+}
+
+/// Where a `steps` row line of `conversation` in agy-dump's canonical
+/// shape has its `step_payload` hex, when that hex is lowercase, as
+/// agy-dump writes it: then the line is its other bytes around that hex
+/// made again from the payload, and a merge can hold the payload alone
+/// ([`Decoder::original_step_without_hex`]). `None` for any other line.
+pub fn payload_hex_span(conversation: &str, line: &[u8]) -> Option<std::ops::Range<usize>> {
+    let (id, columns) = parse_canonical_step_row(line)?;
+    let hex = columns.step_payload.filter(|_| id == conversation)?;
+    if has_uppercase_hex(hex) {
+        return None;
+    }
+    let start = hex.as_ptr() as usize - line.as_ptr() as usize;
+    Some(start..start + hex.len())
+}
+
+/// Whether `text` holds a digit of `A` to `F`: folded a page at a time,
+/// without a branch per byte, so that the compiler vectorizes it.
+fn has_uppercase_hex(text: &[u8]) -> bool {
+    text.chunks(4096).any(|chunk| {
+        chunk
+            .iter()
+            .fold(false, |seen, &b| seen | (b.wrapping_sub(b'A') < 6))
+    })
 }
 
 /// A Timestamp message, if it holds a writable time.

@@ -13,6 +13,8 @@
 //! (agy-pack `--reindex`, agy-ls), not every step: the USER_INPUT and
 //! CHECKPOINT steps through agy's `step_type` index, and the last steps.
 
+use std::sync::Arc;
+
 use crate::agy::steps::{field, kind};
 use crate::agy::wire;
 use crate::error::Result;
@@ -30,8 +32,10 @@ pub struct StepFacts {
     /// The step's kind, as agy-decode reads it.
     pub kind: u64,
     pub time: Option<Timestamp>,
-    /// A USER_INPUT step's text, when it has one.
-    pub user_text: Option<String>,
+    /// A USER_INPUT step's text, when it has one: shared, not copied, by
+    /// the tallies that keep it (a user text may be tens of MB, and
+    /// agy-encode --onto keeps the original's tally and the edited one).
+    pub user_text: Option<Arc<str>>,
     /// A CHECKPOINT step's conversation title (or user intent).
     pub title: Option<String>,
 }
@@ -46,7 +50,7 @@ impl StepFacts {
         match view.kind {
             kind::USER_INPUT => {
                 let text = user_text(view.payload());
-                facts.user_text = (!text.is_empty()).then(|| text.into_owned());
+                facts.user_text = (!text.is_empty()).then(|| Arc::from(text));
             }
             kind::CHECKPOINT => {
                 let checkpoint = view.payload();
@@ -77,7 +81,7 @@ impl StepFacts {
 pub struct Tally {
     pub count: i64,
     /// The first user text (by idx).
-    first_text: Option<(i64, String)>,
+    first_text: Option<(i64, Arc<str>)>,
     /// The last USER_INPUT step and its time.
     last_input: Option<(i64, Option<Timestamp>)>,
     /// The last step that has a time, and the time.
@@ -142,7 +146,7 @@ impl Tally {
     /// The summary of these steps in a conversation whose trajectory
     /// metadata `conv` read.
     pub(super) fn summary(self, conv: &Conversation) -> Summary {
-        let preview = self.first_text.map(|(_, t)| t);
+        let preview = self.first_text.map(|(_, t)| t.to_string());
         Summary {
             title: self
                 .title
@@ -333,7 +337,7 @@ mod tests {
         StepFacts {
             kind,
             time: Some(Timestamp { seconds, nanos: 0 }),
-            user_text: text.map(str::to_owned),
+            user_text: text.map(Arc::from),
             title: title.map(str::to_owned),
         }
     }

@@ -137,6 +137,30 @@ impl Lines {
         }
     }
 
+    /// [`Lines::next_line`] into `line`, owned, for a reader that keeps it:
+    /// a line over [`KEEP_AT_MOST`] is not copied but takes the buffer it
+    /// was read into (the few bytes read after it move to a new one), so
+    /// that the row is never in memory twice. False at the end.
+    pub fn next_line_into(&mut self, line: &mut Vec<u8>) -> Result<bool> {
+        let Some(span) = self.next_line_span()? else {
+            return Ok(false);
+        };
+        if span.len() <= KEEP_AT_MOST {
+            line.clear();
+            line.extend_from_slice(&self.buf[span]);
+            return Ok(true);
+        }
+        let rest = self.buf[self.start..self.end].to_vec();
+        let mut taken = std::mem::replace(&mut self.buf, rest);
+        self.end -= self.start;
+        self.start = 0;
+        taken.truncate(span.end);
+        // A line longer than a read was moved to the front to grow.
+        taken.drain(..span.start);
+        *line = taken;
+        Ok(true)
+    }
+
     /// Gives back a buffer that a line over [`KEEP_AT_MOST`] grew, keeping
     /// the bytes not yet returned: for a reader that has copied that line
     /// out (agy-encode --onto keeps the original row while it merges), so
@@ -280,11 +304,17 @@ impl Output {
     /// in the buffer whole.
     pub fn write_hex_str(&mut self, bytes: &[u8]) -> Result<()> {
         self.buf.push(b'"');
+        self.write_hex_body(bytes)?;
+        self.buf.push(b'"');
+        Ok(())
+    }
+
+    /// [`Output::write_hex_str`] without the quotes.
+    pub fn write_hex_body(&mut self, bytes: &[u8]) -> Result<()> {
         for piece in bytes.chunks(FLUSH_AT) {
             json::write_hex_body(&mut self.buf, piece);
             self.end_record()?;
         }
-        self.buf.push(b'"');
         Ok(())
     }
 
@@ -375,6 +405,28 @@ mod tests {
             self.at += n;
             Ok(n)
         }
+    }
+
+    #[test]
+    fn a_long_line_is_taken_with_its_buffer() {
+        let long = "y".repeat(KEEP_AT_MOST + 3);
+        let text = format!("short\n{long}\nnext\nlast");
+        let reader = Trickle {
+            data: text.into_bytes(),
+            at: 0,
+            step: usize::MAX,
+        };
+        let mut lines = Lines::from_reader("t", Box::new(reader));
+        let mut line = Vec::new();
+        let mut got = Vec::new();
+        while lines.next_line_into(&mut line).unwrap() {
+            got.push(String::from_utf8(line.clone()).unwrap());
+        }
+        assert_eq!(got, ["short", long.as_str(), "next", "last"]);
+        assert!(
+            lines.buf.capacity() <= KEEP_AT_MOST,
+            "the buffer went with the line"
+        );
     }
 
     #[test]

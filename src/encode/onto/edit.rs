@@ -1,7 +1,9 @@
 //! An edited step: what its messages changed, made in its bytes, and
 //! nothing else.
 
-use super::rows::{row_with_step, step_bytes_of};
+use std::borrow::Cow;
+
+use super::step_row::StepRow;
 use super::{patch, Merge, OriginalStep};
 use crate::agy::steps::field;
 use crate::agy::wire;
@@ -12,7 +14,7 @@ use crate::stream::message::{Block, InputRecord, ResultContent, Role, ToolInput}
 impl Merge {
     /// The row of an edited step, or `None` when the edit is not one a
     /// step of this kind can take (the messages are then written anew).
-    pub(super) fn patch(&mut self, cur: &OriginalStep) -> Result<Option<Vec<u8>>> {
+    pub(super) fn patch(&mut self, cur: &OriginalStep) -> Result<Option<StepRow>> {
         // The edited lines in place of the lines they stand for.
         let mut before = Vec::new();
         for (i, (_, system)) in cur.expected.iter().enumerate() {
@@ -43,13 +45,14 @@ impl Merge {
         let (Some(b), Some(a)) = (pick(&before), pick(&after)) else {
             return Ok(None);
         };
-        let old = &before[b];
-        let new = &after[a];
+        let mut old = before.swap_remove(b);
+        let mut new = after.swap_remove(a);
         if old.role != new.role {
             return Ok(None);
         }
-        let original = step_bytes_of(&cur.line)?;
-        let mut step = original.clone();
+        let original = cur.line.step()?;
+        // Copied only where an edit changes it.
+        let mut step = Cow::Borrowed(original.as_ref());
         let old_blocks = old.content.as_deref().unwrap_or_default();
         let new_blocks = new.content.as_deref().unwrap_or_default();
         // Record-level fields a patch does not rewrite: an edit there is
@@ -104,8 +107,8 @@ impl Merge {
                     let Some(s) = patch::replace_text_in(&step, &payload_and_error(), o, n) else {
                         return Ok(None);
                     };
-                    self.note_edit(cur.idx, o, n);
-                    step = s;
+                    self.note_edit(cur.idx, &**o, &**n);
+                    step = Cow::Owned(s);
                 }
             }
             Some(Role::User) => {
@@ -118,17 +121,20 @@ impl Merge {
                         return Ok(None);
                     }
                     match patch::replace_text_in(&step, &[field::step::USER_INPUT], &o, &n) {
-                        Some(s) => step = s,
+                        Some(s) => step = Cow::Owned(s),
                         None => return Ok(None),
                     }
-                    self.note_edit(cur.idx, &o, &n);
+                    // Moved out of the records, not copied: tens of MB each.
+                    let o = owned_text(old.content.take());
+                    let n = owned_text(new.content.take());
+                    self.note_edit(cur.idx, o, n);
                 }
             }
             Some(Role::Assistant) => {
                 let Some(s) = self.patch_planner(cur.idx, &step, old_blocks, new_blocks)? else {
                     return Ok(None);
                 };
-                step = s;
+                step = Cow::Owned(s);
             }
             _ => {
                 // A system message: each field's text where it was.
@@ -141,14 +147,15 @@ impl Merge {
                         return Ok(None);
                     }
                     match patch::replace_text_in(&step, &[number], &o, &n) {
-                        Some(s) => step = s,
+                        Some(s) => step = Cow::Owned(s),
                         None => return Ok(None),
                     }
-                    self.note_edit(cur.idx, &o, &n);
+                    self.note_edit(cur.idx, o, n);
                 }
             }
         }
-        Ok(Some(row_with_step(&cur.line, &original, &step, None)?))
+        let step = step.into_owned();
+        Ok(Some(cur.line.with_step(&original, Some(step), None)?))
     }
 
     /// A planner step with its reply text, thinking and calls as edited.
@@ -380,15 +387,33 @@ impl Merge {
     }
 }
 
-/// The message's text blocks as one text, as agy-encode joins them.
-pub(super) fn joined_text(blocks: &[Block<'_>]) -> String {
+/// The message's text blocks as one text, as agy-encode joins them; one
+/// block's text is not copied (it may be tens of MB).
+pub(super) fn joined_text<'b>(blocks: &'b [Block<'b>]) -> Cow<'b, str> {
+    let mut texts = blocks.iter().filter_map(|b| match b {
+        Block::Text { text, .. } => Some(text),
+        _ => None,
+    });
+    if let (Some(only), None) = (texts.next(), texts.next()) {
+        return Cow::Borrowed(only);
+    }
     let mut text = String::new();
     for b in blocks {
         if let Block::Text { text: t, .. } = b {
             join(&mut text, t);
         }
     }
-    text
+    Cow::Owned(text)
+}
+
+/// [`joined_text`] of blocks taken over: one block's text is moved, not
+/// copied.
+fn owned_text(blocks: Option<Vec<Block<'_>>>) -> String {
+    let mut blocks = blocks.unwrap_or_default();
+    if let [Block::Text { text, .. }] = blocks.as_mut_slice() {
+        return std::mem::take(text).into_owned();
+    }
+    joined_text(&blocks).into_owned()
 }
 
 pub(super) fn media_of<'b>(blocks: &'b [Block<'b>]) -> Vec<&'b Block<'b>> {

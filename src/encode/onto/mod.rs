@@ -34,6 +34,7 @@
 mod edit;
 pub mod patch;
 mod rows;
+mod step_row;
 mod steps;
 
 use std::collections::{HashMap, HashSet};
@@ -48,6 +49,7 @@ use crate::stream::message::{Block, InputRecord, Role};
 use crate::stream::record::Record;
 use crate::stream::spool::Spool;
 use rows::write_line;
+use step_row::StepRow;
 
 /// What the merge needs to know besides the two streams.
 #[derive(Clone, Debug, Default)]
@@ -115,7 +117,7 @@ struct Merge {
 struct OriginalStep {
     idx: i64,
     /// The row as the original stream has it.
-    line: Vec<u8>,
+    line: StepRow,
     /// Its message lines, one after the other (newlines included).
     lines: Vec<u8>,
     /// Each message line's place in `lines`, and whether it is a system
@@ -288,16 +290,12 @@ impl Merger {
             .as_mut()
             .and_then(|c| c.pool.pop())
             .unwrap_or_default();
-        let line = match self.original.next_line() {
-            Ok(line) => line.map(|line| {
-                buf.clear();
-                buf.extend_from_slice(line);
-                buf
-            }),
-            Err(e) => return Err(e.context(self.original.place())),
-        };
+        let read = self
+            .original
+            .next_line_into(&mut buf)
+            .map_err(|e| e.context(self.original.place()))?;
         self.original.shed();
-        Ok(line)
+        Ok(read.then_some(buf))
     }
 
     fn original_error(&self, e: Error) -> Error {
@@ -387,13 +385,19 @@ impl Merger {
         let mut lines = std::mem::take(&mut self.lines);
         lines.clear();
         let id = &self.conv.as_ref().expect("open").id;
-        let fast = self
-            .decoder
-            .original_step_line(id, &line, &mut lines)
-            .map_err(|e| self.original_error(e))?;
-        if let Some(row) = fast {
-            return self.set_step(line, lines, row);
+        let mut held = StepRow::holding(id, line);
+        let fast = match &mut held {
+            StepRow::Line(line) => self.decoder.original_step_line(id, line, &mut lines),
+            StepRow::Split {
+                skeleton, payload, ..
+            } => self
+                .decoder
+                .original_step_without_hex(id, skeleton, payload, &mut lines),
+        };
+        if let Some(row) = fast.map_err(|e| self.original_error(e))? {
+            return self.set_step(held, lines, row);
         }
+        let line = held.into_line();
         let record = Record::parse(&line).map_err(|e| self.original_error(e))?;
         let is_step = Some(record.conversation()) == self.conv.as_ref().map(|c| c.id.as_str())
             && matches!(&record, Record::Row { table, .. } if table == "steps");
@@ -409,12 +413,12 @@ impl Merger {
             .map_err(|e| self.original_error(e))?
             .expect("a steps row");
         drop(record);
-        self.set_step(line, lines, row)
+        self.set_step(StepRow::Line(line), lines, row)
     }
 
     /// Makes an original step, its row `line` and its message `lines`,
     /// the one being matched.
-    fn set_step(&mut self, line: Vec<u8>, lines: Vec<u8>, row: OriginalStepRow) -> Result<()> {
+    fn set_step(&mut self, line: StepRow, lines: Vec<u8>, row: OriginalStepRow) -> Result<()> {
         let OriginalStepRow {
             idx,
             call_id,

@@ -7,6 +7,8 @@
 //! output in the wrapped step and in the carrier's result text), so a
 //! redaction reaches every copy, shown or not.
 
+use std::borrow::Cow;
+
 use crate::agy::steps::field;
 use crate::agy::wire::{self, Value, Writer};
 
@@ -39,8 +41,23 @@ fn replace_at(
     if old.is_empty() || memchr::memmem::find(message, old).is_none() {
         return None;
     }
-    let (spans, tail) = wire::field_spans(message);
     let mut out = Writer::with_capacity(message.len());
+    replace_into(&mut out, message, old, new, depth, only).then(|| out.into_bytes())
+}
+
+/// [`replace_at`] appended to `out`, which gets `message` as it was when
+/// nothing changes (false). A nested message is edited inside `out` and a
+/// text written as it is replaced: each level built apart and copied into
+/// the one above held a 100 MB Step once more for a moment.
+fn replace_into(
+    out: &mut Writer,
+    message: &[u8],
+    old: &[u8],
+    new: &[u8],
+    depth: u8,
+    only: Option<&[u32]>,
+) -> bool {
+    let (spans, tail) = wire::field_spans(message);
     let mut changed = false;
     for (f, raw) in spans {
         let Value::Bytes(bytes) = f.value else {
@@ -52,39 +69,100 @@ fn replace_at(
             out.raw(raw);
             continue;
         }
-        let mut value = bytes.to_vec();
-        if depth < MAX_DEPTH && wire::is_whole_message(bytes) {
-            if let Some(inner) = replace_at(bytes, old, new, depth + 1, None) {
-                value = inner;
-            }
-        }
-        if memchr::memmem::find(&value, old).is_some() && std::str::from_utf8(&value).is_ok() {
-            value = replace_bytes(&value, old, new);
-        }
         changed = true;
-        if value.is_empty() && bytes == old {
-            continue;
+        if depth < MAX_DEPTH && wire::is_whole_message(bytes) {
+            replace_in_message(out, f.number, bytes, old, new, depth);
+        } else {
+            replace_in_text(out, f.number, bytes, old, new);
         }
-        out.bytes(f.number, &value);
     }
     out.raw(tail);
-    changed.then(|| out.into_bytes())
+    changed
+}
+
+/// Field `number`, a message holding `old`, edited as a message, and as
+/// text too when the text is still there after that.
+fn replace_in_message(
+    out: &mut Writer,
+    number: u32,
+    bytes: &[u8],
+    old: &[u8],
+    new: &[u8],
+    depth: u8,
+) {
+    let start = out.len();
+    out.message(number, |inner| {
+        replace_into(inner, bytes, old, new, depth + 1, None);
+    });
+    let value = field_value(out.written_since(start));
+    if memchr::memmem::find(value, old).is_some() && std::str::from_utf8(value).is_ok() {
+        let value = replace_bytes(value, old, new);
+        out.truncate(start);
+        if !(value.is_empty() && bytes == old) {
+            out.bytes(number, &value);
+        }
+    } else if value.is_empty() && bytes == old {
+        out.truncate(start);
+    }
+}
+
+/// Field `number`, bytes holding `old`: replaced where they are text, and
+/// dropped when they were exactly `old` and `new` is empty.
+fn replace_in_text(out: &mut Writer, number: u32, bytes: &[u8], old: &[u8], new: &[u8]) {
+    if std::str::from_utf8(bytes).is_err() {
+        out.bytes(number, bytes);
+        return;
+    }
+    if bytes == old && new.is_empty() {
+        return;
+    }
+    let count = occurrences(bytes, old).count();
+    let len = bytes.len() - count * old.len() + count * new.len();
+    out.bytes_written(number, len, |buf| replace_bytes_into(buf, bytes, old, new));
+}
+
+/// The value of the one field `encoded` holds.
+fn field_value(encoded: &[u8]) -> &[u8] {
+    match wire::field_spans(encoded).0.first() {
+        Some((
+            wire::Field {
+                value: Value::Bytes(value),
+                ..
+            },
+            _,
+        )) => value,
+        _ => &[],
+    }
+}
+
+/// Where `old` is in `text`, the places [`replace_bytes`] replaces.
+fn occurrences<'t>(text: &'t [u8], old: &'t [u8]) -> impl Iterator<Item = usize> + 't {
+    let mut at = 0;
+    memchr::memmem::find_iter(text, old).filter(move |&found| {
+        let counted = found >= at;
+        if counted {
+            at = found + old.len();
+        }
+        counted
+    })
 }
 
 /// `text` with every `old` replaced by `new`.
 pub fn replace_bytes(text: &[u8], old: &[u8], new: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
+    replace_bytes_into(&mut out, text, old, new);
+    out
+}
+
+/// [`replace_bytes`] appended to `out`.
+fn replace_bytes_into(out: &mut Vec<u8>, text: &[u8], old: &[u8], new: &[u8]) {
     let mut at = 0;
-    for found in memchr::memmem::find_iter(text, old) {
-        if found < at {
-            continue;
-        }
+    for found in occurrences(text, old) {
         out.extend_from_slice(&text[at..found]);
         out.extend_from_slice(new);
         at = found + old.len();
     }
     out.extend_from_slice(&text[at..]);
-    out
 }
 
 /// The Step renumbered from `old` to `new`: its metadata's
@@ -92,18 +170,16 @@ pub fn replace_bytes(text: &[u8], old: &[u8], new: &[u8]) -> Vec<u8> {
 /// and in a GENERIC carrier the spill URI's `steps/<old>/` and the wrapped
 /// Step. `None` when nothing in it named `old`.
 pub fn renumber_step(step: &[u8], old: i64, new: i64) -> Option<Vec<u8>> {
-    let mut bytes = step.to_vec();
-    let mut changed = false;
+    // Copied only where changed, as in `replace_at`.
+    let mut bytes = Cow::Borrowed(step);
     if let Some(b) = wire::edit_field(&bytes, field::step::METADATA, |m| {
         renumber_metadata(m, old, new)
     }) {
-        bytes = b;
-        changed = true;
+        bytes = Cow::Owned(b);
     }
     if let Some(b) = wire::edit_field(&bytes, field::step::GENERIC, |generic| {
         wire::edit_field(generic, field::generic::RESULT, |result| {
-            let mut result = result.to_vec();
-            let mut changed = false;
+            let mut result = Cow::Borrowed(result);
             let from = format!("/steps/{old}/");
             let to = format!("/steps/{new}/");
             if let Some(r) =
@@ -112,8 +188,7 @@ pub fn renumber_step(step: &[u8], old: i64, new: i64) -> Option<Vec<u8>> {
                         .map(|_| replace_bytes(uri, from.as_bytes(), to.as_bytes()))
                 })
             {
-                result = r;
-                changed = true;
+                result = Cow::Owned(r);
             }
             if let Some(r) = wire::edit_field(&result, field::generic::RESULT_NESTED, |nested| {
                 // An Any wrapping a Step, or a Step.
@@ -122,16 +197,22 @@ pub fn renumber_step(step: &[u8], old: i64, new: i64) -> Option<Vec<u8>> {
                 })
                 .or_else(|| renumber_step(nested, old, new))
             }) {
-                result = r;
-                changed = true;
+                result = Cow::Owned(r);
             }
-            changed.then_some(result)
+            owned(result)
         })
     }) {
-        bytes = b;
-        changed = true;
+        bytes = Cow::Owned(b);
     }
-    changed.then_some(bytes)
+    owned(bytes)
+}
+
+/// The bytes an edit made, `None` when none did (they are still borrowed).
+pub(super) fn owned(bytes: Cow<'_, [u8]>) -> Option<Vec<u8>> {
+    match bytes {
+        Cow::Owned(bytes) => Some(bytes),
+        Cow::Borrowed(_) => None,
+    }
 }
 
 /// CortexStepMetadata with 20.2 moved from `old` to `new`.
@@ -173,6 +254,83 @@ mod tests {
         let cleared = replace_text(&bytes, "secret", "").unwrap();
         let m = wire::Message::new(&cleared);
         assert!(m.get_message(3).unwrap().get_str(1).is_none());
+    }
+
+    /// `replace_at` as it was before it edited in place: each level built
+    /// apart and copied into the one above.
+    fn replace_apart(message: &[u8], old: &[u8], new: &[u8], depth: u8) -> Option<Vec<u8>> {
+        if old.is_empty() || memchr::memmem::find(message, old).is_none() {
+            return None;
+        }
+        let (spans, tail) = wire::field_spans(message);
+        let mut out = Writer::new();
+        let mut changed = false;
+        for (f, raw) in spans {
+            let Value::Bytes(bytes) = f.value else {
+                out.raw(raw);
+                continue;
+            };
+            if memchr::memmem::find(bytes, old).is_none() {
+                out.raw(raw);
+                continue;
+            }
+            let mut value = bytes.to_vec();
+            if depth < MAX_DEPTH && wire::is_whole_message(bytes) {
+                if let Some(inner) = replace_apart(bytes, old, new, depth + 1) {
+                    value = inner;
+                }
+            }
+            if memchr::memmem::find(&value, old).is_some() && std::str::from_utf8(&value).is_ok() {
+                value = replace_bytes(&value, old, new);
+            }
+            changed = true;
+            if value.is_empty() && bytes == old {
+                continue;
+            }
+            out.bytes(f.number, &value);
+        }
+        out.raw(tail);
+        changed.then(|| out.into_bytes())
+    }
+
+    #[test]
+    fn editing_in_place_gives_what_editing_apart_gave() {
+        let long = "the secret ".repeat(40);
+        let mut w = Writer::new();
+        w.varint(1, 15)
+            .string(2, "secret")
+            .string(3, "secretsecret")
+            .string(4, "aaaa")
+            .bytes(5, &[0xff, b's', b'e', b'c', b'r', b'e', b't'])
+            // Text that also reads as a message: field 1, "secret".
+            .bytes(6, b"\x0a\x06secret")
+            .message(7, |m| {
+                m.string(1, &long).message(2, |n| {
+                    n.string(1, "secret").string(2, &long).varint(3, 7);
+                });
+            })
+            .message(8, |m| {
+                m.string(1, "secret");
+            });
+        let message = w.into_bytes();
+        for (old, new) in [
+            ("secret", "[redacted]"),
+            ("secret", ""),
+            ("secret", "s"),
+            ("aa", "b"),
+            ("a", "aa"),
+            ("the secret ", "x"),
+            ("absent", "x"),
+            ("\x06secret", "\x07secrets"),
+        ] {
+            for depth in [0, MAX_DEPTH - 1, MAX_DEPTH] {
+                assert_eq!(
+                    replace_at(&message, old.as_bytes(), new.as_bytes(), depth, None),
+                    replace_apart(&message, old.as_bytes(), new.as_bytes(), depth),
+                    "{old:?} -> {new:?} from depth {depth}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The rows and brain files around the steps: written after them, with
 //! the new numbering and the edits applied.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use super::{patch, Merge, Merger};
@@ -272,11 +273,8 @@ impl Merge {
                 Some(body) => (body, true),
                 None => (line, false),
             };
-            if let Some(new) = self.transcript_line(body) {
-                kept.extend_from_slice(&new);
-                if newline {
-                    kept.push(b'\n');
-                }
+            if self.transcript_line(body, &mut kept) && newline {
+                kept.push(b'\n');
             }
         }
         crate::stream::record::write_file_part(
@@ -290,43 +288,49 @@ impl Merge {
         out.end_record()
     }
 
-    /// A brain transcript line (FORMAT.md 10) for the new numbering:
-    /// `None` when its step was deleted; an edited step's line with the
-    /// edits made in its escaped text too.
-    pub(super) fn transcript_line(&self, line: &[u8]) -> Option<Vec<u8>> {
+    /// Appends a brain transcript line (FORMAT.md 10) for the new
+    /// numbering to `out`: false, and nothing, when its step was deleted;
+    /// an edited step's line with the edits made in its escaped text too.
+    /// A line is copied only as an edit changes it (a pasted text's line is
+    /// tens of MB, and so is each escaped form of the edit).
+    pub(super) fn transcript_line(&self, line: &[u8], out: &mut Vec<u8>) -> bool {
         const HEAD: &[u8] = b"{\"step_index\":";
         let Some(rest) = line.strip_prefix(HEAD) else {
-            return Some(line.to_vec());
+            out.extend_from_slice(line);
+            return true;
         };
         let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
         let Some(old) = std::str::from_utf8(&rest[..digits])
             .ok()
             .and_then(|d| d.parse::<i64>().ok())
         else {
-            return Some(line.to_vec());
+            out.extend_from_slice(line);
+            return true;
         };
-        let new = self.new_idx(old)?;
-        let mut out = HEAD.to_vec();
-        out.extend_from_slice(new.to_string().as_bytes());
-        let mut tail = rest[digits..].to_vec();
+        let Some(new) = self.new_idx(old) else {
+            return false;
+        };
+        let mut tail = Cow::Borrowed(&rest[digits..]);
         for (o, n) in self.text_edits.get(&old).into_iter().flatten() {
             // Texts sit in the line as JSON strings; tool arguments as JSON
             // text inside those, escaped twice.
-            let (mut eo, mut en) = (Vec::new(), Vec::new());
-            crate::stream::json::write_str_body(&mut eo, o);
-            crate::stream::json::write_str_body(&mut en, n);
-            let (mut eo2, mut en2) = (Vec::new(), Vec::new());
-            crate::stream::json::write_str_body(&mut eo2, &String::from_utf8_lossy(&eo));
-            crate::stream::json::write_str_body(&mut en2, &String::from_utf8_lossy(&en));
-            if !eo.is_empty() {
-                tail = patch::replace_bytes(&tail, &eo, &en);
-                if eo2 != eo {
-                    tail = patch::replace_bytes(&tail, &eo2, &en2);
-                }
+            let eo = escaped(o);
+            if eo.is_empty() {
+                continue;
+            }
+            if memchr::memmem::find(&tail, &eo).is_some() {
+                tail = Cow::Owned(patch::replace_bytes(&tail, &eo, &escaped(n)));
+            }
+            let eo2 = escaped(&String::from_utf8_lossy(&eo));
+            if eo2 != eo && memchr::memmem::find(&tail, &eo2).is_some() {
+                let en2 = escaped(&String::from_utf8_lossy(&escaped(n)));
+                tail = Cow::Owned(patch::replace_bytes(&tail, &eo2, &en2));
             }
         }
+        out.extend_from_slice(HEAD);
+        out.extend_from_slice(new.to_string().as_bytes());
         out.extend_from_slice(&tail);
-        Some(out)
+        true
     }
 
     /// A brain path with its `steps/<idx>/` renumbered; `None` when that
@@ -342,6 +346,13 @@ impl Merge {
     }
 }
 
+/// `text` as the inside of a JSON string.
+fn escaped(text: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    crate::stream::json::write_str_body(&mut out, text);
+    out
+}
+
 /// The step a brain path belongs to: `steps/<idx>/…` or
 /// `.system_generated/steps/<idx>/…`.
 pub(super) fn step_of_path(path: &str) -> Option<i64> {
@@ -353,8 +364,17 @@ pub(super) fn step_of_path(path: &str) -> Option<i64> {
     (idx.to_string() == number).then_some(idx)
 }
 
+/// A line longer than this goes to the output as it is, not copied into
+/// its buffer: a row of 200 MB would be there twice.
+const WRITE_THROUGH_AT: usize = 1 << 20;
+
 /// Writes `line` and its newline as one record.
 pub(super) fn write_line(out: &mut Output, line: &[u8]) -> Result<()> {
+    if line.len() > WRITE_THROUGH_AT {
+        out.write_through(line)?;
+        out.buf().push(b'\n');
+        return out.end_record();
+    }
     out.buf().extend_from_slice(line);
     out.buf().push(b'\n');
     out.end_record()
@@ -450,6 +470,21 @@ pub(super) fn row_with_step(
     let mut edits = Vec::new();
     if old != step {
         edits.push(("step_payload", CellEdit::Blob(step.to_vec())));
+    }
+    edits.extend(side_column_edits(old, step, idx));
+    edit_row(line, &edits)
+}
+
+/// The edits of a steps row's cells besides `step_payload` when its Step
+/// blob `old` becomes `step` and its idx `idx`: the columns that mirror
+/// Step fields, where those changed, then the idx.
+pub(super) fn side_column_edits(
+    old: &[u8],
+    step: &[u8],
+    idx: Option<i64>,
+) -> Vec<(&'static str, CellEdit)> {
+    let mut edits = Vec::new();
+    if old != step {
         let (was, now) = (wire::Message::new(old), wire::Message::new(step));
         for (column, number) in [
             ("metadata", field::step::METADATA),
@@ -467,17 +502,5 @@ pub(super) fn row_with_step(
     if let Some(idx) = idx {
         edits.push(("idx", CellEdit::Integer(idx)));
     }
-    edit_row(line, &edits)
-}
-
-/// A steps row whose Step `edit` changes (`None`: as it was), with its idx
-/// set to `idx`.
-pub(super) fn rewrite_step_row(
-    line: &[u8],
-    edit: impl FnOnce(&[u8]) -> Option<Vec<u8>>,
-    idx: Option<i64>,
-) -> Result<Vec<u8>> {
-    let old = step_bytes_of(line)?;
-    let step = edit(&old);
-    row_with_step(line, &old, step.as_deref().unwrap_or(&old), idx)
+    edits
 }

@@ -1,8 +1,11 @@
 //! Settling each original step: kept, renumbered, deleted or edited, and
 //! new messages' steps where they stand.
 
+use std::borrow::Cow;
+
 use super::edit::payload_fields;
-use super::rows::{generic_args, rewrite_step_row, write_line};
+use super::rows::generic_args;
+use super::step_row::StepRow;
 use super::{patch, Merge, OriginalStep};
 use crate::agy::steps::field;
 use crate::agy::wire;
@@ -58,7 +61,7 @@ impl Merge {
         // The step's buffers serve the next steps: a large row would
         // otherwise fault in fresh pages for each copy.
         let OriginalStep { line, lines, .. } = cur;
-        for mut buf in [line, lines] {
+        for mut buf in [line.into_buffer(), Some(lines)].into_iter().flatten() {
             if self.pool.len() < POOL {
                 crate::stream::io::shed(&mut buf);
                 self.pool.push(buf);
@@ -129,7 +132,7 @@ impl Merge {
     pub(super) fn keep(
         &mut self,
         cur: &OriginalStep,
-        edited: Option<Vec<u8>>,
+        edited: Option<StepRow>,
         out: &mut Output,
     ) -> Result<()> {
         let new = (cur.idx + self.delta).max(self.next_idx);
@@ -139,7 +142,7 @@ impl Merge {
         // An edited row says other things (its text, say) than the
         // original did; renumbering changes none of them.
         match &edited {
-            Some(line) => self.after.note(new, &facts_of_row(line)?),
+            Some(row) => self.after.note(new, &row.facts()?),
             None => self.after.note(new, &cur.facts),
         }
         let changed_call = cur
@@ -147,10 +150,10 @@ impl Merge {
             .as_ref()
             .and_then(|id| self.changed_calls.get(id))
             .and_then(|c| c.clone());
-        let line = edited.as_deref().unwrap_or(&cur.line);
+        let row = edited.as_ref().unwrap_or(&cur.line);
         if new == cur.idx && changed_call.is_none() {
             // The row as it was (or as edited): the common case, uncopied.
-            return write_line(out, line);
+            return row.write(out);
         }
         let arg_edits = cur
             .call_id
@@ -158,11 +161,10 @@ impl Merge {
             .and_then(|id| self.arg_edits.get(id))
             .cloned()
             .unwrap_or_default();
-        let line = rewrite_step_row(
-            line,
+        let row = row.rewrite(
             |step| {
-                let mut step = step.to_vec();
-                let mut changed = false;
+                // Copied only where something changes it.
+                let mut step = Cow::Borrowed(step);
                 if let Some(call) = &changed_call {
                     if let Some(s) = wire::edit_field(&step, field::step::METADATA, |m| {
                         Some(wire::set_field(
@@ -171,8 +173,7 @@ impl Merge {
                             std::slice::from_ref(call),
                         ))
                     }) {
-                        step = s;
-                        changed = true;
+                        step = Cow::Owned(s);
                     }
                     // A GENERIC carrier repeats the arguments as a map.
                     if let Some(s) = wire::edit_field(&step, field::step::GENERIC, |generic| {
@@ -181,57 +182,32 @@ impl Merge {
                             wire::set_field(generic, field::generic::ARGS, &generic_args(call))
                         })
                     }) {
-                        step = s;
-                        changed = true;
+                        step = Cow::Owned(s);
                     }
                 }
                 // The executing step's own copies of edited arguments.
                 let numbers = payload_fields();
                 for (from, to) in &arg_edits {
                     if let Some(s) = patch::replace_text_in(&step, &numbers, from, to) {
-                        step = s;
-                        changed = true;
+                        step = Cow::Owned(s);
                     }
                 }
                 if new != cur.idx {
                     if let Some(s) = patch::renumber_step(&step, cur.idx, new) {
-                        step = s;
-                        changed = true;
+                        step = Cow::Owned(s);
                     }
                 }
-                changed.then_some(step)
+                patch::owned(step)
             },
             Some(new),
         )?;
-        write_line(out, &line)
+        row.write(out)
     }
 
-    pub(super) fn note_edit(&mut self, idx: i64, old: &str, new: &str) {
+    pub(super) fn note_edit(&mut self, idx: i64, old: impl Into<String>, new: impl Into<String>) {
         self.text_edits
             .entry(idx)
             .or_default()
-            .push((old.to_string(), new.to_string()));
+            .push((old.into(), new.into()));
     }
-}
-
-/// What a steps row tells the index row, read from the row itself.
-fn facts_of_row(line: &[u8]) -> Result<crate::decode::summary::StepFacts> {
-    let record = crate::stream::record::Record::parse(line)?;
-    let crate::stream::record::Record::Row { row, .. } = &record else {
-        return Err(crate::error::Error::data("an edited step is not a row"));
-    };
-    let blob = |column: &str| -> Result<Vec<u8>> {
-        Ok(row
-            .get(column)
-            .map(|c| c.blob_bytes())
-            .transpose()?
-            .flatten()
-            .unwrap_or_default())
-    };
-    let step_type = row.get("step_type").and_then(|c| c.as_i64());
-    Ok(crate::decode::summary::StepFacts::of_step(
-        &blob("step_payload")?,
-        step_type,
-        &blob("metadata")?,
-    ))
 }
