@@ -388,6 +388,11 @@ if have_tool agy-dump && have_tool agy-decode; then
         bm_line[encode]=$max_line
         bigmsg_rss onto "'$encode' --onto '$bm.rows.ndjson' < '$bm.messages.ndjson' > /dev/null"
         bm_line[onto]=$max_line
+        # The same with the big text edited (its first words changed), the
+        # case where --onto must re-encode the large row.
+        sed '1s/"type":"text","text":"/&Edited: /' "$bm.messages.ndjson" >"$bm.edited.ndjson"
+        bigmsg_rss onto_edited "'$encode' --onto '$bm.rows.ndjson' < '$bm.edited.ndjson' > /dev/null"
+        bm_line[onto_edited]=$max_line
     fi
     if have_tool agy-pack; then
         bigmsg_rss pack "'$pack' --root '$bm.pack-root' '$bm.rows.ndjson' > /dev/null" "rm -rf '$bm.pack-root'"
@@ -396,6 +401,8 @@ if have_tool agy-dump && have_tool agy-decode; then
     if have_tool agy-render; then
         bigmsg_rss render "'$render' < '$bm.messages.ndjson' > /dev/null"
         bm_line[render]=$msgs_line
+        bigmsg_rss render_md "'$render' --format markdown < '$bm.messages.ndjson' > /dev/null"
+        bm_line[render_md]=$msgs_line
     fi
 fi
 
@@ -653,6 +660,7 @@ echo
 if [[ -n ${rows_line:-} ]]; then
     echo "The conversation \`gen-store --steps 3 --first-prompt-bytes 50000000 --seed 4\`: its longest row line is"
     echo "$(kib_mib $((rows_line / 1024))) MiB, its longest message line $(kib_mib $((msgs_line / 1024))) MiB. The bound is twice the longest line a tool reads or writes."
+    echo "\`edited\` is the message stream with the big text's first words changed, so that --onto re-encodes its row."
     echo
     echo "| tool | command | peak RSS | longest line handled | ratio | target | met? |"
     echo "| --- | --- | ---: | ---: | ---: | --- | --- |"
@@ -672,6 +680,8 @@ if [[ -n ${rows_line:-} ]]; then
     bm_row anthropic "agy-decode --format anthropic < rows"
     bm_row encode "agy-encode < messages"
     bm_row onto "agy-encode --onto rows < messages"
+    bm_row onto_edited "agy-encode --onto rows < edited"
     bm_row pack "agy-pack --root NEW rows"
     bm_row render "agy-render < messages"
+    bm_row render_md "agy-render --format markdown < messages"
 fi
