@@ -20,10 +20,10 @@ use super::entry::Entry;
 use super::escape::{html_attr, html_text};
 use super::markdown;
 use super::page::{Page, ResultOf};
-use super::pre::{pre, size, Source, LONG_LINES};
+use super::pre::{long_pre, pre, size, Source, LONG_LINES};
 use super::stream::{Block, Media, Members, Record, Role};
 use super::summary::{counted, display_time, grouped, iso_time, Summary};
-use super::text::Text;
+use super::text::{LongText, Text};
 use crate::time::Timestamp;
 
 pub struct Html {
@@ -522,7 +522,10 @@ impl Page for Html {
         damage_note(out, &result.damaged);
         match &result.view {
             ResultView::Empty => push(out, "<p class=\"note\">(empty)</p>"),
-            ResultView::JsonText(body) => pre(out, "", Source::Json(body)),
+            ResultView::JsonText(body) => match LongText::of_json_body(body) {
+                Some(long) => long_pre(out, "", &long),
+                None => pre(out, "", Source::Json(body)),
+            },
             ResultView::File { verb, path } => {
                 push(out, "<p>");
                 html_text(out, &format!("{verb} "));
@@ -532,13 +535,20 @@ impl Page for Html {
             ResultView::Blocks(blocks) => {
                 for block in blocks {
                     match Block::of(block) {
+                        Block::Text {
+                            text: Text::Long(long),
+                            ..
+                        } => long_pre(out, "", &long),
                         Block::Text { text, .. } => pre(out, "", Source::Text(&text.read())),
                         Block::Media { image, source } => self.media(out, image, &source),
                         _ => self.other_block(out, block),
                     }
                 }
             }
-            ResultView::Json(json) => pre(out, "json", Source::Text(json)),
+            ResultView::Json(json) => match Text::of_str(json) {
+                Text::Long(long) => long_pre(out, "json", &long),
+                Text::Read(json) => pre(out, "json", Source::Text(&json)),
+            },
         }
         push(out, "</div>\n");
     }
@@ -587,7 +597,9 @@ impl Page for Html {
                 if let Some(field) = field {
                     element(out, "dt", "", field);
                 }
-                element(out, "dd", "", &text.read());
+                push(out, "<dd>");
+                plain_text(&mut Out::memory(out), text);
+                push(out, "</dd>");
             }
             push(out, "</dl>");
         }

@@ -382,7 +382,10 @@ impl Page for Markdown {
                     }
                 }
             }
-            ResultView::Json(json) => code(out, json, "json"),
+            ResultView::Json(json) => match Text::of_str(json) {
+                Text::Long(long) => long_code(out, &long, "json"),
+                Text::Read(json) => code(out, &json, "json"),
+            },
         }
     }
 

@@ -1,9 +1,21 @@
 //! A `<pre>` of text for an HTML page, collapsed after a preview when the
 //! text is long: tool output and input are most of a page's bytes, and a
 //! page of them whole would be a wall.
+//!
+//! Where the collapsing markup goes depends on the whole text (its lines,
+//! its size). A text of ordinary size is written once, counting as it
+//! goes, and the markup inserted after ([`pre`]). A long one
+//! ([`super::text::LongText`]) is read twice instead, in pieces: once to
+//! count, once to write, each piece's page bytes handed on
+//! ([`Out::spill`]) before the next, so neither the text nor its page
+//! bytes are ever whole in memory ([`long_pre`]).
 
+use std::ops::ControlFlow;
+
+use super::body::Out;
 use super::escape::{self, html_text};
 use super::summary::grouped;
+use super::text::LongText;
 
 fn push(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
@@ -29,17 +41,8 @@ pub enum Source<'a> {
 /// is inserted afterwards where the count says. The newline after `<pre>`
 /// is the one HTML drops, so text that starts with a newline keeps it.
 pub fn pre(out: &mut Vec<u8>, class: &str, source: Source) {
-    let open = |out: &mut Vec<u8>| {
-        push(out, "<pre");
-        if !class.is_empty() {
-            push(out, " class=\"");
-            push(out, class);
-            push(out, "\"");
-        }
-        push(out, ">\n");
-    };
     let element_start = out.len();
-    open(out);
+    open_pre(out, class);
     let text_start = out.len();
     let counted = match source {
         Source::Text(text) => escape::html_text_counted(out, text, PREVIEW_LINES),
@@ -55,31 +58,155 @@ pub fn pre(out: &mut Vec<u8>, class: &str, source: Source) {
         Some((end, preview_bytes))
             if lines > PREVIEW_LINES && end - text_start <= LONG_BYTES / 2 =>
         {
-            push(&mut summary, "</pre><details class=\"more\"><summary>");
-            html_text(
-                &mut summary,
-                &format!(
-                    "{} more lines ({} of {})",
-                    grouped((lines - PREVIEW_LINES) as u64),
-                    size(counted.bytes - preview_bytes),
-                    size(counted.bytes)
-                ),
-            );
-            push(&mut summary, "</summary>");
-            open(&mut summary);
+            rest_summary(&mut summary, class, lines, counted.bytes, preview_bytes);
             out.splice(end..end, summary);
         }
         _ => {
-            push(&mut summary, "<details class=\"more\"><summary>");
-            html_text(
-                &mut summary,
-                &format!("{} lines ({})", grouped(lines as u64), size(counted.bytes)),
-            );
-            push(&mut summary, "</summary>");
+            whole_summary(&mut summary, lines, counted.bytes);
             out.splice(element_start..element_start, summary);
         }
     }
     push(out, "</details>");
+}
+
+fn open_pre(out: &mut Vec<u8>, class: &str) {
+    push(out, "<pre");
+    if !class.is_empty() {
+        push(out, " class=\"");
+        push(out, class);
+        push(out, "\"");
+    }
+    push(out, ">\n");
+}
+
+/// What ends the preview and collapses the rest of a text of `lines`
+/// lines and `bytes` bytes, `preview_bytes` of them in the preview.
+fn rest_summary(out: &mut Vec<u8>, class: &str, lines: usize, bytes: usize, preview_bytes: usize) {
+    push(out, "</pre><details class=\"more\"><summary>");
+    html_text(
+        out,
+        &format!(
+            "{} more lines ({} of {})",
+            grouped((lines - PREVIEW_LINES) as u64),
+            size(bytes - preview_bytes),
+            size(bytes)
+        ),
+    );
+    push(out, "</summary>");
+    open_pre(out, class);
+}
+
+/// What comes before a `<pre>` collapsed whole.
+fn whole_summary(out: &mut Vec<u8>, lines: usize, bytes: usize) {
+    push(out, "<details class=\"more\"><summary>");
+    html_text(
+        out,
+        &format!("{} lines ({})", grouped(lines as u64), size(bytes)),
+    );
+    push(out, "</summary>");
+}
+
+/// [`pre`] of a long text, read in pieces: the same bytes, never whole in
+/// memory.
+pub fn long_pre(out: &mut Out, class: &str, text: &LongText) {
+    pre_in_pieces(out, class, &|each| text.pieces(each));
+}
+
+/// The pieces of a text, handed to `each` in order until it breaks.
+type Pieces<'a> = dyn Fn(&mut dyn FnMut(&str) -> ControlFlow<()>) + 'a;
+
+/// [`pre`] of the text `pieces` hands over, which it is asked for twice:
+/// once to find where the collapsing markup goes ([`Shape`]), once to
+/// write it, the markup put in between two pieces or inside one.
+fn pre_in_pieces(out: &mut Out, class: &str, pieces: &Pieces) {
+    let mut shape = Shape::default();
+    pieces(&mut |piece| {
+        shape.feed(piece.as_bytes());
+        ControlFlow::Continue(())
+    });
+    let lines = shape.lines();
+    let collapsed = lines > LONG_LINES || shape.bytes > LONG_BYTES;
+    // Text bytes before the markup that ends the preview, if it has one.
+    let mut preview = match shape.preview {
+        Some((bytes, escaped)) if lines > PREVIEW_LINES && escaped <= LONG_BYTES / 2 => Some(bytes),
+        _ => None,
+    }
+    .filter(|_| collapsed);
+    if collapsed && preview.is_none() {
+        whole_summary(out, lines, shape.bytes);
+    }
+    open_pre(out, class);
+    let mut written = 0;
+    pieces(&mut |mut piece| {
+        if let Some(at) = preview.filter(|&at| at <= written + piece.len()) {
+            // `at` is just after a line break: a character boundary.
+            let (head, tail) = piece.split_at(at - written);
+            escape::html_pre_text(out, head);
+            rest_summary(out, class, lines, shape.bytes, at);
+            preview = None;
+            written += head.len();
+            piece = tail;
+        }
+        escape::html_pre_text(out, piece);
+        written += piece.len();
+        out.spill();
+        ControlFlow::Continue(())
+    });
+    push(out, "</pre>");
+    if collapsed {
+        push(out, "</details>");
+    }
+}
+
+/// What the counting pass over a text's pieces finds: what [`pre`]
+/// counts while it writes.
+#[derive(Default)]
+struct Shape {
+    newlines: usize,
+    bytes: usize,
+    ends_with_newline: bool,
+    /// Escaped bytes of the preview's lines so far.
+    escaped: usize,
+    /// Once [`PREVIEW_LINES`] line breaks are seen: the text bytes up to
+    /// and including the last, and their escaped length.
+    preview: Option<(usize, usize)>,
+}
+
+impl Shape {
+    fn feed(&mut self, piece: &[u8]) {
+        let mut rest = piece;
+        while self.preview.is_none() && !rest.is_empty() {
+            let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |at| at + 1);
+            let (line, after) = rest.split_at(end);
+            self.preview_line(line);
+            rest = after;
+        }
+        self.newlines += memchr::memchr_iter(b'\n', rest).count();
+        self.bytes += rest.len();
+        if let Some(&last) = piece.last() {
+            self.ends_with_newline = last == b'\n';
+        }
+    }
+
+    /// A line of the preview, or the part of one a piece holds.
+    fn preview_line(&mut self, line: &[u8]) {
+        let entities: usize = memchr::memchr2_iter(b'&', b'<', line)
+            .map(|at| if line[at] == b'&' { 4 } else { 3 })
+            .sum();
+        self.bytes += line.len();
+        self.escaped += line.len() + entities;
+        if line.last() == Some(&b'\n') {
+            self.newlines += 1;
+            if self.newlines == PREVIEW_LINES {
+                self.preview = Some((self.bytes, self.escaped));
+            }
+        }
+    }
+
+    /// Lines, a last line without a line break included.
+    fn lines(&self) -> usize {
+        self.newlines + usize::from(self.bytes > 0 && !self.ends_with_newline)
+    }
 }
 
 /// `1.2 KB`, `3.4 MB`: decimal units.
@@ -128,5 +255,78 @@ mod tests {
             "{collapsed}"
         );
         assert!(collapsed.ends_with("xxx</pre></details>"), "{collapsed}");
+    }
+
+    /// `text` handed over in the pieces that `cuts` (byte offsets at
+    /// character boundaries, in order) make.
+    fn in_pieces(text: &str, cuts: &[usize]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let pieces = |each: &mut dyn FnMut(&str) -> ControlFlow<()>| {
+            let mut from = 0;
+            for &at in cuts.iter().chain([&text.len()]) {
+                if at > from {
+                    let _ = each(&text[from..at]);
+                    from = at;
+                }
+            }
+        };
+        pre_in_pieces(&mut Out::memory(&mut out), "c", &pieces);
+        out
+    }
+
+    fn whole(text: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        pre(&mut out, "c", Source::Text(text));
+        out
+    }
+
+    /// Wherever the pieces end (inside a line, just after the preview's
+    /// last line break, beside a character that is escaped), the page
+    /// bytes are those of the text written whole.
+    #[test]
+    fn a_text_in_pieces_is_written_as_the_whole_is() {
+        let lines: String = (1..=30).map(|i| format!("é<{i}>&😀\n")).collect();
+        let wide_preview: String = (1..=12).map(|_| format!("{}\n", "&".repeat(300))).collect();
+        let texts = [
+            lines.clone(),
+            lines.trim_end().to_string(),
+            lines[..lines.len() / 3].to_string(),
+            "ü<&".repeat(1500),
+            wide_preview,
+            "\n".repeat(11),
+            "short <b> & é".to_string(),
+        ];
+        for text in &texts {
+            let want = whole(text);
+            let bounds: Vec<usize> = (1..text.len())
+                .filter(|&at| text.is_char_boundary(at))
+                .collect();
+            for &at in &bounds {
+                assert!(in_pieces(text, &[at]) == want, "{text:?} cut at {at}");
+            }
+            for step in 1..=7 {
+                let cuts: Vec<usize> = bounds.iter().copied().step_by(step).collect();
+                assert!(in_pieces(text, &cuts) == want, "{text:?} by {step}");
+            }
+        }
+    }
+
+    /// A long text from JSON, unescaped in pieces, is the `<pre>` of the
+    /// JSON read whole.
+    #[test]
+    fn a_long_json_text_is_written_as_the_whole_is() {
+        use crate::render::markdown::MARKDOWN_LIMIT;
+        for head in ["", "one\ntwo <&>\n"] {
+            let text = format!("{head}{}", "a\"é\\<😀\u{1}\n&".repeat(MARKDOWN_LIMIT / 12));
+            let literal = serde_json::to_string(&text).unwrap();
+            let body = &literal[1..literal.len() - 1];
+            let long = LongText::of_json_body(body).expect("over the limit");
+            let mut written = Vec::new();
+            long_pre(&mut Out::memory(&mut written), "", &long);
+            let mut want = Vec::new();
+            pre(&mut want, "", Source::Json(body));
+            assert!(written == want, "the pieces differ from the whole");
+            assert!(written.windows(10).take(1000).any(|w| w == b"</summary>"));
+        }
     }
 }

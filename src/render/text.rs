@@ -11,10 +11,10 @@
 //! about the line.
 //!
 //! Written in pieces: a text block's text, in either format; thinking, in
-//! HTML; a tool's text output, in Markdown. Where a long text is shown
-//! some other way (Markdown reads thinking as Markdown; HTML collapses tool
-//! output after a preview, placed by counting the whole), it is read whole
-//! ([`Text::read`]), as before.
+//! HTML (Markdown reads it as Markdown); a tool's text output, in either
+//! format (HTML counts the pieces first, to place the
+//! collapsing markup, [`super::pre`]). Where a long text is shown some
+//! other way (a system message's field), it is read whole ([`Text::read`]).
 
 use std::borrow::Cow;
 use std::ops::ControlFlow;
@@ -56,20 +56,10 @@ impl<'a> Text<'a> {
 
     /// [`Text::of_json`] of a string literal's body, without its quotes.
     pub fn of_json_body(body: &'a str) -> Option<Text<'a>> {
-        // Unescaping only shortens: a literal within the limit holds a
-        // text within it.
-        if body.len() <= MARKDOWN_LIMIT {
-            return json_body_text(body).map(Text::Read);
+        if let Some(long) = LongText::of_json_body(body) {
+            return Some(Text::Long(long));
         }
-        let (bytes, escaped) = unescaped_len(body)?;
-        if bytes <= MARKDOWN_LIMIT {
-            return json_body_text(body).map(Text::Read);
-        }
-        Some(Text::Long(LongText {
-            source: body,
-            escaped,
-            bytes,
-        }))
+        json_body_text(body).map(Text::Read)
     }
 
     /// A text that is read already.
@@ -110,7 +100,23 @@ impl<'a> Text<'a> {
     }
 }
 
-impl LongText<'_> {
+impl<'a> LongText<'a> {
+    /// The text of a string literal's body when it is over the limit;
+    /// `None` for a shorter one, which is left unread, or a bad escape.
+    pub fn of_json_body(body: &'a str) -> Option<LongText<'a>> {
+        // Unescaping only shortens: a literal within the limit holds a
+        // text within it.
+        if body.len() <= MARKDOWN_LIMIT {
+            return None;
+        }
+        let (bytes, escaped) = unescaped_len(body)?;
+        (bytes > MARKDOWN_LIMIT).then_some(LongText {
+            source: body,
+            escaped,
+            bytes,
+        })
+    }
+
     /// The text's length in bytes.
     pub fn bytes(&self) -> usize {
         self.bytes
