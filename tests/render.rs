@@ -338,6 +338,9 @@ fn long_thinking_and_tool_output_come_out_whole() {
     let md = render(&["--format", "markdown"], &stream);
     let block = format!("````````text\n{text}\n````````\n\n");
     assert_eq!(md.matches(&block).count(), 2);
+    assert!(md.contains(&format!(
+        "> **Thinking**\n>\n> *This text is 1.4 MB: shown as it was written, not read as Markdown.*\n\n````````\n{text}\n````````\n\n"
+    )));
 }
 
 #[test]

@@ -4,8 +4,10 @@
 //! Markdown has nothing to collapse with, so thinking is a quote and tool
 //! output is shown whole, in fenced code blocks whose fences outlast any
 //! backticks inside. Text from the conversation is Markdown already and is
-//! passed through [`markdown::sanitize_markdown`]; every other string
-//! (titles, paths, tool names) is escaped to mean only its characters.
+//! passed through [`markdown::sanitize_markdown`] (text and thinking over
+//! [`markdown::MARKDOWN_LIMIT`] are shown as written instead, in a code
+//! block); every other string (titles, paths, tool names) is escaped to
+//! mean only its characters.
 
 use std::borrow::Cow;
 use std::ops::ControlFlow;
@@ -221,10 +223,23 @@ impl Page for Markdown {
         push(out, "\n\n");
     }
 
+    /// Thinking over the limit is shown as written, as text is: a note in
+    /// the quote, then the thinking in a code block after it.
     fn thinking(&self, out: &mut Out, text: &Text) {
         push(out, "> **Thinking**\n>\n");
-        quoted(out, &markdown::sanitize_markdown(&text.read()));
-        push(out, "\n");
+        match text {
+            Text::Read(text) => {
+                quoted(out, &markdown::sanitize_markdown(text));
+                push(out, "\n");
+            }
+            Text::Long(long) => {
+                push(
+                    out,
+                    &format!("> *{}*\n\n", markdown::as_written_note(long.bytes())),
+                );
+                long_code(out, long, "");
+            }
+        }
     }
 
     fn media(&self, out: &mut Vec<u8>, image: bool, source: &Media) {

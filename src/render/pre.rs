@@ -25,7 +25,7 @@ fn push(out: &mut Vec<u8>, s: &str) {
 /// preview of [`PREVIEW_LINES`].
 pub const LONG_LINES: usize = 24;
 const LONG_BYTES: usize = 4000;
-const PREVIEW_LINES: usize = 10;
+pub const PREVIEW_LINES: usize = 10;
 
 /// What a `<pre>` holds: text, or the body of a JSON string literal that
 /// is unescaped on the way in.

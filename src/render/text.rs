@@ -10,11 +10,12 @@
 //! ([`super::body::Out::spill`]) before the next, and memory stays at
 //! about the line.
 //!
-//! Written in pieces: a text block's text, in either format; thinking, in
-//! HTML (Markdown reads it as Markdown); a tool's text output, in either
-//! format (HTML counts the pieces first, to place the
+//! Written in pieces: a text block's text and thinking, in either format
+//! (long thinking, like long text, is not read as Markdown); a tool's text
+//! output, in either format (HTML counts the pieces first, to place the
 //! collapsing markup, [`super::pre`]). Where a long text is shown some
-//! other way (a system message's field), it is read whole ([`Text::read`]).
+//! other way (a system message's field, in Markdown), it is read whole
+//! ([`Text::read`]).
 
 use std::borrow::Cow;
 use std::ops::ControlFlow;
@@ -83,8 +84,8 @@ impl<'a> Text<'a> {
     }
 
     /// The whole text, for the places that show a text some other way
-    /// than as written (a system message's field, a tool result's block):
-    /// a long one is unescaped into one string there.
+    /// than as written (a system message's field, in Markdown): a long one
+    /// is unescaped into one string there.
     pub fn read(&self) -> Cow<'_, str> {
         match self {
             Text::Read(text) => Cow::Borrowed(text),
