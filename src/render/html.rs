@@ -106,6 +106,14 @@ fn plain_text(out: &mut Out, text: &Text) {
     }
 }
 
+/// A `<pre>` of indented JSON, a long one written in pieces.
+fn json_pre(out: &mut Out, json: &str) {
+    match Text::of_str(json) {
+        Text::Long(long) => long_pre(out, "json", &long),
+        Text::Read(json) => pre(out, "json", Source::Text(&json)),
+    }
+}
+
 /// A relative URL naming the file `name` in the same directory: every byte
 /// but unreserved ones percent-encoded, so a name can be neither a scheme
 /// nor a path elsewhere.
@@ -444,7 +452,7 @@ impl Page for Html {
         }
     }
 
-    fn other_block(&self, out: &mut Vec<u8>, block: &Members) {
+    fn other_block(&self, out: &mut Out, block: &Members) {
         let kind = block.string("type");
         push(out, "<details class=\"more\"><summary>");
         html_text(
@@ -452,7 +460,9 @@ impl Page for Html {
             &format!("{} block", kind.as_deref().unwrap_or("untyped")),
         );
         push(out, "</summary>");
-        pre(out, "json", Source::Text(&calls::pretty(&block.to_json())));
+        // Bound first, so the compact JSON is gone before the page bytes come.
+        let json = calls::pretty(&block.to_json());
+        json_pre(out, &json);
         push(out, "</details>\n");
     }
 
@@ -545,10 +555,7 @@ impl Page for Html {
                     }
                 }
             }
-            ResultView::Json(json) => match Text::of_str(json) {
-                Text::Long(long) => long_pre(out, "json", &long),
-                Text::Read(json) => pre(out, "json", Source::Text(&json)),
-            },
+            ResultView::Json(json) => json_pre(out, json),
         }
         push(out, "</div>\n");
     }

@@ -18,7 +18,7 @@ use super::body::Out;
 use super::calls::{self, CallView, ResultView};
 use super::diff::Line;
 use super::entry::Entry;
-use super::escape::{md_code_block, md_info, md_inline, Fence};
+use super::escape::{md_fence, md_info, md_inline, Fence};
 use super::markdown;
 use super::page::{Page, ResultOf};
 use super::stream::{Block, Media, Members, Record, Role};
@@ -39,11 +39,28 @@ fn push(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
+/// A fenced code block of `text` (as [`super::escape::md_code_block`]
+/// makes it) and a blank line, written straight into `out`: a copy of a
+/// large tool input would cost memory its size.
 fn code(out: &mut Vec<u8>, text: &str, info: &str) {
-    let mut block = String::with_capacity(text.len() + 16);
-    md_code_block(&mut block, text, info);
-    push(out, &block);
+    let fence = md_fence(text);
+    push(out, &fence);
+    push(out, &md_info(info));
     push(out, "\n");
+    push(out, text);
+    if !text.ends_with('\n') {
+        push(out, "\n");
+    }
+    push(out, &fence);
+    push(out, "\n\n");
+}
+
+/// [`code`] of indented JSON, a long one written in pieces.
+fn json_code(out: &mut Out, json: &str) {
+    match Text::of_str(json) {
+        Text::Long(long) => long_code(out, &long, "json"),
+        Text::Read(json) => code(out, &json, "json"),
+    }
 }
 
 /// [`code`] of a long text, written a piece at a time: a first pass over
@@ -282,7 +299,7 @@ impl Page for Markdown {
         }
     }
 
-    fn other_block(&self, out: &mut Vec<u8>, block: &Members) {
+    fn other_block(&self, out: &mut Out, block: &Members) {
         let kind = block.string("type");
         push(
             out,
@@ -291,7 +308,9 @@ impl Page for Markdown {
                 inline(kind.as_deref().unwrap_or("untyped"))
             ),
         );
-        code(out, &calls::pretty(&block.to_json()), "json");
+        // Bound first, so the compact JSON is gone before the page bytes come.
+        let json = calls::pretty(&block.to_json());
+        json_code(out, &json);
     }
 
     fn tool_start(&self, _out: &mut Vec<u8>, _number: Option<u64>) {}
@@ -397,10 +416,7 @@ impl Page for Markdown {
                     }
                 }
             }
-            ResultView::Json(json) => match Text::of_str(json) {
-                Text::Long(long) => long_code(out, &long, "json"),
-                Text::Read(json) => code(out, &json, "json"),
-            },
+            ResultView::Json(json) => json_code(out, json),
         }
     }
 
