@@ -300,6 +300,7 @@ fn long_thinking_and_tool_output_come_out_whole() {
                 {"type": "thinking", "thinking": text},
                 {"type": "tool_use", "id": "a", "name": "Bash", "input": {}},
                 {"type": "tool_use", "id": "b", "name": "Bash", "input": {}},
+                {"type": "tool_use", "id": "c", "name": "Write", "input": {"file_path": "/w/a.txt", "content": text}},
             ]),
         ),
         message(
@@ -309,6 +310,7 @@ fn long_thinking_and_tool_output_come_out_whole() {
             json!([
                 {"type": "tool_result", "tool_use_id": "a", "content": text},
                 {"type": "tool_result", "tool_use_id": "b", "content": [{"type": "text", "text": text}]},
+                {"type": "tool_result", "tool_use_id": "c", "content": "written"},
             ]),
         ),
         meta(c, "long", "/w", "main", "m"),
@@ -334,10 +336,16 @@ fn long_thinking_and_tool_output_come_out_whole() {
     );
     let rest = format!("{}</pre></details>", in_pre(rest));
     assert_eq!(html.matches(&preview).count(), 2);
-    assert_eq!(html.matches(&rest).count(), 2);
+    assert_eq!(html.matches(&rest).count(), 3);
+    // A Write's long content, held until its result, is the file.
+    let file = preview.replace("<pre>", "<pre class=\"file\">");
+    assert!(html.contains(&format!("<code>/w/a.txt</code></div>{file}")));
     let md = render(&["--format", "markdown"], &stream);
     let block = format!("````````text\n{text}\n````````\n\n");
     assert_eq!(md.matches(&block).count(), 2);
+    assert!(md.contains(&format!(
+        "**Tool call: Write** · /w/a.txt\n\n````````txt\n{text}\n````````\n\n**Result**"
+    )));
     assert!(md.contains(&format!(
         "> **Thinking**\n>\n> *This text is 1.4 MB: shown as it was written, not read as Markdown.*\n\n````````\n{text}\n````````\n\n"
     )));

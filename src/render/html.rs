@@ -498,7 +498,10 @@ impl Page for Html {
                 rest: others,
                 ..
             } => {
-                pre(out, "file", Source::Text(content));
+                match content {
+                    Text::Read(content) => pre(out, "file", Source::Text(content)),
+                    Text::Long(long) => long_pre(&mut Out::memory(out), "file", long),
+                }
                 rest(out, others);
             }
             CallView::Json(json) => pre(out, "json", Source::Text(json)),

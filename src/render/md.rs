@@ -368,7 +368,11 @@ impl Page for Markdown {
                 content,
                 rest: others,
             } => {
-                code(out, content, language(path.as_deref()));
+                let language = language(path.as_deref());
+                match content {
+                    Text::Read(content) => code(out, content, language),
+                    Text::Long(long) => long_code(&mut Out::memory(out), long, language),
+                }
                 rest(out, others);
             }
             CallView::Json(json) => code(out, json, "json"),
