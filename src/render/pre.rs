@@ -5,8 +5,9 @@
 //! Where the collapsing markup goes depends on the whole text (its lines,
 //! its size). A text of ordinary size is written once, counting as it
 //! goes, and the markup inserted after ([`pre`]). A long one
-//! ([`super::text::LongText`]) is read twice instead, in pieces: once to
-//! count, once to write, each piece's page bytes handed on
+//! ([`super::text::LongText`]) has its line breaks counted first, in the
+//! JSON as it stands, and its start read to find the preview's end; then
+//! it is written in pieces, each piece's page bytes handed on
 //! ([`Out::spill`]) before the next, so neither the text nor its page
 //! bytes are ever whole in memory ([`long_pre`]).
 
@@ -107,50 +108,73 @@ fn whole_summary(out: &mut Vec<u8>, lines: usize, bytes: usize) {
 }
 
 /// [`pre`] of a long text, read in pieces: the same bytes, never whole in
-/// memory.
+/// memory. Its line breaks are counted in the JSON as it stands and only
+/// its start is unescaped to find the preview; it is written a slice of
+/// the JSON at a time, unescaped and escaped in one pass.
 pub fn long_pre(out: &mut Out, class: &str, text: &LongText) {
-    pre_in_pieces(out, class, &|each| text.pieces(each));
+    let (newlines, ends_with_newline) = text.line_breaks();
+    let counts = Counts {
+        newlines,
+        bytes: text.bytes(),
+        ends_with_newline,
+    };
+    let mut first = Preview::default();
+    text.pieces(|piece| first.feed(piece.as_bytes()));
+    write_pre(out, class, &counts, first.end, &|each| {
+        text.raw_slices(each)
+    });
 }
 
-/// The pieces of a text, handed to `each` in order until it breaks.
-type Pieces<'a> = dyn Fn(&mut dyn FnMut(&str) -> ControlFlow<()>) + 'a;
+/// The slices of a text as they stand, handed to `each` in order, with
+/// whether they are JSON still to unescape.
+type Slices<'a> = dyn Fn(&mut dyn FnMut(&str, bool)) + 'a;
 
-/// [`pre`] of the text `pieces` hands over, which it is asked for twice:
-/// once to find where the collapsing markup goes ([`Shape`]), once to
-/// write it, the markup put in between two pieces or inside one.
-fn pre_in_pieces(out: &mut Out, class: &str, pieces: &Pieces) {
-    let mut shape = Shape::default();
-    pieces(&mut |piece| {
-        shape.feed(piece.as_bytes());
-        ControlFlow::Continue(())
-    });
-    let lines = shape.lines();
-    let collapsed = lines > LONG_LINES || shape.bytes > LONG_BYTES;
-    // Text bytes before the markup that ends the preview, if it has one.
-    let mut preview = match shape.preview {
-        Some((bytes, escaped)) if lines > PREVIEW_LINES && escaped <= LONG_BYTES / 2 => Some(bytes),
-        _ => None,
+/// A text's line breaks and size, known before it is written.
+struct Counts {
+    newlines: usize,
+    bytes: usize,
+    ends_with_newline: bool,
+}
+
+impl Counts {
+    /// Lines, a last line without a line break included.
+    fn lines(&self) -> usize {
+        self.newlines + usize::from(self.bytes > 0 && !self.ends_with_newline)
     }
-    .filter(|_| collapsed);
+}
+
+/// [`pre`] of the text `slices` hands over, of `counts`, whose preview (if
+/// its first lines make one, [`Preview`]) ends after `preview` bytes: the
+/// summary that ends the preview is put in after the slice that holds the
+/// preview's last line break is written.
+fn write_pre(out: &mut Out, class: &str, counts: &Counts, preview: Option<usize>, slices: &Slices) {
+    let lines = counts.lines();
+    let collapsed = lines > LONG_LINES || counts.bytes > LONG_BYTES;
+    let preview = preview.filter(|_| collapsed && lines > PREVIEW_LINES);
     if collapsed && preview.is_none() {
-        whole_summary(out, lines, shape.bytes);
+        whole_summary(out, lines, counts.bytes);
     }
     open_pre(out, class);
-    let mut written = 0;
-    pieces(&mut |mut piece| {
-        if let Some(at) = preview.filter(|&at| at <= written + piece.len()) {
-            // `at` is just after a line break: a character boundary.
-            let (head, tail) = piece.split_at(at - written);
-            escape::html_pre_text(out, head);
-            rest_summary(out, class, lines, shape.bytes, at);
-            preview = None;
-            written += head.len();
-            piece = tail;
+    // Line breaks still to come before the preview ends.
+    let mut to_come = preview.map(|_| PREVIEW_LINES);
+    slices(&mut |slice, json| {
+        let want = to_come.unwrap_or(usize::MAX);
+        let counted = match json {
+            true => escape::html_json_counted(out, slice, want),
+            false => escape::html_text_counted(out, slice, want),
+        };
+        if let (Some(left), Some(bytes)) = (to_come, preview) {
+            match counted.preview_end {
+                Some((end, _)) => {
+                    let mut summary = Vec::new();
+                    rest_summary(&mut summary, class, lines, counts.bytes, bytes);
+                    out.splice(end..end, summary);
+                    to_come = None;
+                }
+                None => to_come = Some(left - counted.newlines),
+            }
         }
-        escape::html_pre_text(out, piece);
-        written += piece.len();
         out.spill();
-        ControlFlow::Continue(())
     });
     push(out, "</pre>");
     if collapsed {
@@ -158,54 +182,45 @@ fn pre_in_pieces(out: &mut Out, class: &str, pieces: &Pieces) {
     }
 }
 
-/// What the counting pass over a text's pieces finds: what [`pre`]
-/// counts while it writes.
+/// The preview of a text read in pieces: its first [`PREVIEW_LINES`]
+/// lines, if they take at most half of [`LONG_BYTES`] escaped, as [`pre`]
+/// decides. Only the text's start is read, up to where that is known.
 #[derive(Default)]
-struct Shape {
+struct Preview {
     newlines: usize,
     bytes: usize,
-    ends_with_newline: bool,
     /// Escaped bytes of the preview's lines so far.
     escaped: usize,
-    /// Once [`PREVIEW_LINES`] line breaks are seen: the text bytes up to
-    /// and including the last, and their escaped length.
-    preview: Option<(usize, usize)>,
+    /// The text bytes of the preview, once it is found.
+    end: Option<usize>,
 }
 
-impl Shape {
-    fn feed(&mut self, piece: &[u8]) {
+impl Preview {
+    /// Reads on into `piece`; breaks once the preview is found or cannot
+    /// be.
+    fn feed(&mut self, piece: &[u8]) -> ControlFlow<()> {
         let mut rest = piece;
-        while self.preview.is_none() && !rest.is_empty() {
+        while !rest.is_empty() {
             let end = memchr::memchr(b'\n', rest).map_or(rest.len(), |at| at + 1);
             let (line, after) = rest.split_at(end);
-            self.preview_line(line);
+            let entities: usize = memchr::memchr2_iter(b'&', b'<', line)
+                .map(|at| if line[at] == b'&' { 4 } else { 3 })
+                .sum();
+            self.bytes += line.len();
+            self.escaped += line.len() + entities;
+            if self.escaped > LONG_BYTES / 2 {
+                return ControlFlow::Break(());
+            }
+            if line.last() == Some(&b'\n') {
+                self.newlines += 1;
+                if self.newlines == PREVIEW_LINES {
+                    self.end = Some(self.bytes);
+                    return ControlFlow::Break(());
+                }
+            }
             rest = after;
         }
-        self.newlines += memchr::memchr_iter(b'\n', rest).count();
-        self.bytes += rest.len();
-        if let Some(&last) = piece.last() {
-            self.ends_with_newline = last == b'\n';
-        }
-    }
-
-    /// A line of the preview, or the part of one a piece holds.
-    fn preview_line(&mut self, line: &[u8]) {
-        let entities: usize = memchr::memchr2_iter(b'&', b'<', line)
-            .map(|at| if line[at] == b'&' { 4 } else { 3 })
-            .sum();
-        self.bytes += line.len();
-        self.escaped += line.len() + entities;
-        if line.last() == Some(&b'\n') {
-            self.newlines += 1;
-            if self.newlines == PREVIEW_LINES {
-                self.preview = Some((self.bytes, self.escaped));
-            }
-        }
-    }
-
-    /// Lines, a last line without a line break included.
-    fn lines(&self) -> usize {
-        self.newlines + usize::from(self.bytes > 0 && !self.ends_with_newline)
+        ControlFlow::Continue(())
     }
 }
 
@@ -258,19 +273,35 @@ mod tests {
     }
 
     /// `text` handed over in the pieces that `cuts` (byte offsets at
-    /// character boundaries, in order) make.
+    /// character boundaries, in order) make, to find the preview and to
+    /// write.
     fn in_pieces(text: &str, cuts: &[usize]) -> Vec<u8> {
         let mut out = Vec::new();
         let pieces = |each: &mut dyn FnMut(&str) -> ControlFlow<()>| {
             let mut from = 0;
             for &at in cuts.iter().chain([&text.len()]) {
                 if at > from {
-                    let _ = each(&text[from..at]);
+                    if each(&text[from..at]).is_break() {
+                        return;
+                    }
                     from = at;
                 }
             }
         };
-        pre_in_pieces(&mut Out::memory(&mut out), "c", &pieces);
+        let counts = Counts {
+            newlines: text.matches('\n').count(),
+            bytes: text.len(),
+            ends_with_newline: text.ends_with('\n'),
+        };
+        let mut first = Preview::default();
+        pieces(&mut |piece| first.feed(piece.as_bytes()));
+        let slices = |each: &mut dyn FnMut(&str, bool)| {
+            pieces(&mut |piece| {
+                each(piece, false);
+                ControlFlow::Continue(())
+            });
+        };
+        write_pre(&mut Out::memory(&mut out), "c", &counts, first.end, &slices);
         out
     }
 

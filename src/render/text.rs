@@ -123,6 +123,43 @@ impl<'a> LongText<'a> {
         self.bytes
     }
 
+    /// The text's line breaks, and whether it ends with one: counted in
+    /// the JSON as it stands, without unescaping it.
+    pub fn line_breaks(&self) -> (usize, bool) {
+        let bytes = self.source.as_bytes();
+        if !self.escaped {
+            let count = memchr::memchr_iter(b'\n', bytes).count();
+            return (count, bytes.last() == Some(&b'\n'));
+        }
+        let (mut count, mut last) = (0, false);
+        let mut start = 0;
+        while let Some(at) = memchr::memchr2(b'\\', b'\n', &bytes[start..]) {
+            let at = start + at;
+            let (c, used) = match bytes[at] {
+                b'\n' => ('\n', 1),
+                _ => match json_escape(&self.source[at..]) {
+                    Some(escape) => escape,
+                    None => break,
+                },
+            };
+            count += usize::from(c == '\n');
+            start = at + used;
+            // Plain bytes after it make `start` short of the end.
+            last = c == '\n' && start == bytes.len();
+        }
+        (count, last)
+    }
+
+    /// Hands the text to `each` as it stands in the line, in slices of
+    /// about [`PIECE`] bytes cut between characters and never inside an
+    /// escape, with whether they are JSON still to unescape: for a writer
+    /// that unescapes and escapes in one pass.
+    pub fn raw_slices(&self, mut each: impl FnMut(&str, bool)) {
+        slices(self.source, self.escaped, PIECE, &mut |slice| {
+            each(slice, self.escaped)
+        });
+    }
+
     /// Hands the text to `each` in order, in pieces of whole characters
     /// of about [`PIECE`] bytes, none empty, until `each` breaks.
     pub fn pieces(&self, mut each: impl FnMut(&str) -> ControlFlow<()>) {
@@ -138,6 +175,32 @@ impl<'a> LongText<'a> {
                 rest = after;
             }
         }
+    }
+}
+
+/// Cuts `source` into slices of about `size` bytes at character
+/// boundaries, and, when it is `escaped` JSON, never inside an escape.
+fn slices(source: &str, escaped: bool, size: usize, each: &mut dyn FnMut(&str)) {
+    let bytes = source.as_bytes();
+    let mut start = 0;
+    // Where the escapes have been walked to: never inside one.
+    let mut walked = 0;
+    while start < bytes.len() {
+        let mut cut = (start + size.max(1)).min(bytes.len());
+        while escaped && walked < cut {
+            let Some(at) = memchr::memchr(b'\\', &bytes[walked..cut]) else {
+                break;
+            };
+            let at = walked + at;
+            walked = at + json_escape(&source[at..]).map_or(2, |(_, used)| used);
+        }
+        cut = cut.max(walked).min(bytes.len());
+        while !source.is_char_boundary(cut) {
+            cut += 1;
+        }
+        each(&source[start..cut]);
+        start = cut;
+        walked = walked.max(cut);
     }
 }
 
@@ -296,6 +359,59 @@ mod tests {
         });
         assert_eq!(joined, text);
         assert!(count > 1);
+    }
+
+    #[test]
+    fn line_breaks_are_counted_without_unescaping() {
+        for text in SAMPLES
+            .iter()
+            .flat_map(|s| [s.to_string(), format!("{s}\n"), format!("\n{s}\n\\")])
+        {
+            let literal = serde_json::to_string(&text).unwrap();
+            let ascii: String = text
+                .encode_utf16()
+                .map(|unit| format!("\\u{unit:04x}"))
+                .collect();
+            let want = (text.matches('\n').count(), text.ends_with('\n'));
+            for (source, escaped) in [
+                (&literal[1..literal.len() - 1], true),
+                (&ascii[..], true),
+                (&text[..], false),
+            ] {
+                assert_eq!(long(source, escaped).line_breaks(), want, "{source:?}");
+            }
+        }
+    }
+
+    /// Slices of the JSON as it stands end between escapes and
+    /// characters, so each unescapes on its own to its part of the text.
+    #[test]
+    fn raw_slices_never_cut_an_escape() {
+        for text in SAMPLES {
+            let literal = serde_json::to_string(text).unwrap();
+            let body = &literal[1..literal.len() - 1];
+            let ascii: String = text
+                .encode_utf16()
+                .map(|unit| format!("\\u{unit:04x}"))
+                .collect();
+            for (source, escaped) in [(body, true), (&ascii[..], true), (text, false)] {
+                for size in 1..=source.len() + 1 {
+                    let mut all = Vec::new();
+                    slices(source, escaped, size, &mut |slice| {
+                        all.push(slice.to_string())
+                    });
+                    assert_eq!(all.concat(), source, "{source} by {size}");
+                    assert!(all.iter().all(|s| !s.is_empty()), "{source} by {size}");
+                    if escaped {
+                        let unescaped: String = all
+                            .iter()
+                            .map(|s| json_body_text(s).expect("a whole escape").into_owned())
+                            .collect();
+                        assert_eq!(unescaped, text, "{source} by {size}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
