@@ -46,6 +46,9 @@ pub struct LongText<'a> {
     escaped: bool,
     /// The text's length in bytes.
     bytes: usize,
+    /// Its line breaks and whether it ends with one, when they were counted
+    /// with its length (in JSON with escapes).
+    breaks: Option<(usize, bool)>,
 }
 
 impl<'a> Text<'a> {
@@ -72,6 +75,7 @@ impl<'a> Text<'a> {
             source: text,
             escaped: false,
             bytes: text.len(),
+            breaks: None,
         })
     }
 
@@ -110,11 +114,12 @@ impl<'a> LongText<'a> {
         if body.len() <= MARKDOWN_LIMIT {
             return None;
         }
-        let (bytes, escaped) = unescaped_len(body)?;
-        (bytes > MARKDOWN_LIMIT).then_some(LongText {
+        let measured = unescaped_len(body)?;
+        (measured.bytes > MARKDOWN_LIMIT).then_some(LongText {
             source: body,
-            escaped,
-            bytes,
+            escaped: measured.escaped,
+            bytes: measured.bytes,
+            breaks: Some((measured.newlines, measured.ends_with_newline)),
         })
     }
 
@@ -124,30 +129,14 @@ impl<'a> LongText<'a> {
     }
 
     /// The text's line breaks, and whether it ends with one: counted in
-    /// the JSON as it stands, without unescaping it.
+    /// the JSON as it stands, with its length, or in the text.
     pub fn line_breaks(&self) -> (usize, bool) {
+        if let Some(breaks) = self.breaks {
+            return breaks;
+        }
         let bytes = self.source.as_bytes();
-        if !self.escaped {
-            let count = memchr::memchr_iter(b'\n', bytes).count();
-            return (count, bytes.last() == Some(&b'\n'));
-        }
-        let (mut count, mut last) = (0, false);
-        let mut start = 0;
-        while let Some(at) = memchr::memchr2(b'\\', b'\n', &bytes[start..]) {
-            let at = start + at;
-            let (c, used) = match bytes[at] {
-                b'\n' => ('\n', 1),
-                _ => match json_escape(&self.source[at..]) {
-                    Some(escape) => escape,
-                    None => break,
-                },
-            };
-            count += usize::from(c == '\n');
-            start = at + used;
-            // Plain bytes after it make `start` short of the end.
-            last = c == '\n' && start == bytes.len();
-        }
-        (count, last)
+        let count = memchr::memchr_iter(b'\n', bytes).count();
+        (count, bytes.last() == Some(&b'\n'))
     }
 
     /// Hands the text to `each` as it stands in the line, in slices of
@@ -181,27 +170,52 @@ impl<'a> LongText<'a> {
 /// Cuts `source` into slices of about `size` bytes at character
 /// boundaries, and, when it is `escaped` JSON, never inside an escape.
 fn slices(source: &str, escaped: bool, size: usize, each: &mut dyn FnMut(&str)) {
-    let bytes = source.as_bytes();
     let mut start = 0;
-    // Where the escapes have been walked to: never inside one.
-    let mut walked = 0;
-    while start < bytes.len() {
-        let mut cut = (start + size.max(1)).min(bytes.len());
-        while escaped && walked < cut {
-            let Some(at) = memchr::memchr(b'\\', &bytes[walked..cut]) else {
-                break;
-            };
-            let at = walked + at;
-            walked = at + json_escape(&source[at..]).map_or(2, |(_, used)| used);
-        }
-        cut = cut.max(walked).min(bytes.len());
+    while start < source.len() {
+        let at = (start + size.max(1)).min(source.len());
+        let mut cut = if escaped {
+            escape_free_cut(source, start, at)
+        } else {
+            at
+        };
+        // Past the bytes that go on a character: never those of an escape.
         while !source.is_char_boundary(cut) {
             cut += 1;
         }
         each(&source[start..cut]);
         start = cut;
-        walked = walked.max(cut);
     }
+}
+
+/// A place at or after `at` where the JSON `source` can be cut, `start`
+/// being one: the first with no backslash in the twelve bytes before it,
+/// so that no escape (a surrogate pair is the longest) spans it. Looked for
+/// in a few KiB, so that a slice is not read twice; in JSON dense with
+/// escapes, found by reading them from `start`.
+fn escape_free_cut(source: &str, start: usize, at: usize) -> usize {
+    const LONGEST_ESCAPE: usize = 12;
+    let bytes = source.as_bytes();
+    let give_up = (at + (4 << 10)).min(bytes.len());
+    let mut cut = at;
+    while cut < give_up {
+        let from = cut.saturating_sub(LONGEST_ESCAPE).max(start);
+        match memchr::memrchr(b'\\', &bytes[from..cut]) {
+            None => return cut,
+            Some(backslash) => cut = from + backslash + LONGEST_ESCAPE + 1,
+        }
+    }
+    if cut >= bytes.len() {
+        return bytes.len();
+    }
+    let mut walked = start;
+    while walked < at {
+        let Some(backslash) = memchr::memchr(b'\\', &bytes[walked..at]) else {
+            break;
+        };
+        let escape = walked + backslash;
+        walked = escape + json_escape(&source[escape..]).map_or(2, |(_, used)| used);
+    }
+    walked.max(at).min(bytes.len())
 }
 
 /// The largest char boundary of `text` at or before `at` that is past its
@@ -221,19 +235,40 @@ fn char_floor(text: &str, at: usize) -> usize {
     at
 }
 
-/// The length of the text the string literal body `body` holds, and
-/// whether it has escapes; `None` at a bad escape.
-fn unescaped_len(body: &str) -> Option<(usize, bool)> {
+/// The length of the text the string literal body `body` holds, whether
+/// it has escapes, and its line breaks; `None` at a bad escape.
+fn unescaped_len(body: &str) -> Option<Measured> {
     let bytes = body.as_bytes();
     let mut len = 0;
     let mut start = 0;
+    let (mut newlines, mut last) = (0, false);
     while let Some(at) = memchr::memchr(b'\\', &bytes[start..]) {
         let at = start + at;
         let (c, used) = json_escape(&body[at..])?;
         len += at - start + c.len_utf8();
         start = at + used;
+        newlines += usize::from(c == '\n');
+        last = c == '\n';
     }
-    Some((len + bytes.len() - start, start > 0))
+    Some(Measured {
+        bytes: len + bytes.len() - start,
+        escaped: start > 0,
+        newlines,
+        // Plain bytes after the last escape leave `start` short of the end.
+        ends_with_newline: last && start == bytes.len(),
+    })
+}
+
+/// What [`unescaped_len`] finds of a string literal's body in one pass.
+#[derive(Debug, PartialEq, Eq)]
+struct Measured {
+    /// The length of the text it holds.
+    bytes: usize,
+    /// Whether it has escapes.
+    escaped: bool,
+    /// The text's line breaks, and whether it ends with one.
+    newlines: usize,
+    ends_with_newline: bool,
 }
 
 /// Unescapes the string literal body `body` into pieces of about `size`
@@ -281,15 +316,19 @@ mod tests {
     use super::*;
 
     fn long(source: &str, escaped: bool) -> LongText<'_> {
-        let bytes = if escaped {
-            unescaped_len(source).unwrap().0
-        } else {
-            source.len()
+        let Some(measured) = unescaped_len(source).filter(|_| escaped) else {
+            return LongText {
+                source,
+                escaped,
+                bytes: source.len(),
+                breaks: None,
+            };
         };
         LongText {
             source,
             escaped,
-            bytes,
+            bytes: measured.bytes,
+            breaks: Some((measured.newlines, measured.ends_with_newline)),
         }
     }
 
@@ -322,7 +361,7 @@ mod tests {
                 .map(|unit| format!("\\u{unit:04x}"))
                 .collect();
             for body in [body, &ascii] {
-                assert_eq!(unescaped_len(body).unwrap().0, text.len(), "{body}");
+                assert_eq!(unescaped_len(body).unwrap().bytes, text.len(), "{body}");
                 for size in 1..=text.len() + 2 {
                     let all = pieces(body, size);
                     assert_eq!(all.concat(), text, "{body} by {size}");
@@ -394,8 +433,23 @@ mod tests {
                 .encode_utf16()
                 .map(|unit| format!("\\u{unit:04x}"))
                 .collect();
-            for (source, escaped) in [(body, true), (&ascii[..], true), (text, false)] {
-                for size in 1..=source.len() + 1 {
+            // Escapes too dense for a cut near where a slice would end.
+            let dense = "\\\"".repeat(5000);
+            let dense_body = dense.replace('\\', "\\\\").replace('"', "\\\"");
+            let sources = [
+                (body, true),
+                (&ascii[..], true),
+                (text, false),
+                (&dense_body[..], true),
+            ];
+            for (source, escaped) in sources {
+                let text = if source == dense_body {
+                    &dense[..]
+                } else {
+                    text
+                };
+                let sizes = (1..=source.len().min(64) + 1).chain([100, 4097, 7000]);
+                for size in sizes {
                     let mut all = Vec::new();
                     slices(source, escaped, size, &mut |slice| {
                         all.push(slice.to_string())
