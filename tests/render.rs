@@ -280,8 +280,9 @@ fn a_huge_text_is_shown_as_written() {
     assert!(md.contains(&format!("````````\n{text}\n````````\n\n")));
 }
 
-/// Long thinking (HTML) and long tool output (Markdown) are written a
-/// piece at a time too, and come out whole.
+/// Long thinking and long tool output are written a piece at a time too,
+/// and come out whole: thinking as written, tool output in HTML previewed
+/// and collapsed where a page of it written whole would be.
 #[test]
 fn long_thinking_and_tool_output_come_out_whole() {
     let c = "c-long";
@@ -299,6 +300,7 @@ fn long_thinking_and_tool_output_come_out_whole() {
                 {"type": "thinking", "thinking": text},
                 {"type": "tool_use", "id": "a", "name": "Bash", "input": {}},
                 {"type": "tool_use", "id": "b", "name": "Bash", "input": {}},
+                {"type": "tool_use", "id": "c", "name": "Write", "input": {"file_path": "/w/a.txt", "content": text}},
             ]),
         ),
         message(
@@ -308,6 +310,7 @@ fn long_thinking_and_tool_output_come_out_whole() {
             json!([
                 {"type": "tool_result", "tool_use_id": "a", "content": text},
                 {"type": "tool_result", "tool_use_id": "b", "content": [{"type": "text", "text": text}]},
+                {"type": "tool_result", "tool_use_id": "c", "content": "written"},
             ]),
         ),
         meta(c, "long", "/w", "main", "m"),
@@ -323,9 +326,29 @@ fn long_thinking_and_tool_output_come_out_whole() {
     assert!(html.contains(&format!(
         "<summary>Thinking (1.4 MB)</summary><div class=\"plain\">{escaped}</div></details>"
     )));
+    // In a `<pre>`, `>` stays as it is.
+    let in_pre = |text: &str| text.replace('&', "&amp;").replace('<', "&lt;");
+    let preview_end = text.match_indices('\n').nth(9).unwrap().0 + 1;
+    let (preview, rest) = text.split_at(preview_end);
+    let preview = format!(
+        "<pre>\n{}</pre><details class=\"more\"><summary>49,991 more lines (1.4 MB of 1.4 MB)</summary><pre>\n",
+        in_pre(preview)
+    );
+    let rest = format!("{}</pre></details>", in_pre(rest));
+    assert_eq!(html.matches(&preview).count(), 2);
+    assert_eq!(html.matches(&rest).count(), 3);
+    // A Write's long content, held until its result, is the file.
+    let file = preview.replace("<pre>", "<pre class=\"file\">");
+    assert!(html.contains(&format!("<code>/w/a.txt</code></div>{file}")));
     let md = render(&["--format", "markdown"], &stream);
     let block = format!("````````text\n{text}\n````````\n\n");
     assert_eq!(md.matches(&block).count(), 2);
+    assert!(md.contains(&format!(
+        "**Tool call: Write** · /w/a.txt\n\n````````txt\n{text}\n````````\n\n**Result**"
+    )));
+    assert!(md.contains(&format!(
+        "> **Thinking**\n>\n> *This text is 1.4 MB: shown as it was written, not read as Markdown.*\n\n````````\n{text}\n````````\n\n"
+    )));
 }
 
 #[test]

@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 use super::stream::Members;
+use super::text::Text;
 
 /// How a call's input is shown.
 pub enum CallView<'a> {
@@ -18,10 +19,11 @@ pub enum CallView<'a> {
         /// The other arguments, as indented JSON, when there are any.
         rest: Option<String>,
     },
-    /// `Write`: the file's content.
+    /// `Write`: the file's content (a long one left in the line, to be
+    /// written in pieces).
     Write {
         path: Option<Cow<'a, str>>,
-        content: Cow<'a, str>,
+        content: Text<'a>,
         rest: Option<String>,
     },
     /// Anything else: the input, indented.
@@ -89,7 +91,7 @@ pub fn view<'a>(name: &str, input: &'a RawValue, args: Option<&Members<'a>>) -> 
             }
         }
         "Write" => {
-            if let Some(content) = args.string("content") {
+            if let Some(content) = args.get("content").and_then(Text::of_json) {
                 return CallView::Write {
                     path: args.string("file_path"),
                     content,

@@ -188,7 +188,7 @@ impl Conversation {
         };
         page.tool_start(out, call.as_ref().map(|call| call.number));
         if let Some(call) = &call {
-            out.extend_from_slice(&call.rendered);
+            write_held(out, &call.rendered);
         }
         page.result(
             out,
@@ -208,10 +208,10 @@ impl Conversation {
 
     /// Writes the calls still held, without results, closes the open turn,
     /// and writes the system messages that waited for the calls.
-    fn settle(&mut self, page: &dyn Page, out: &mut Vec<u8>) {
+    fn settle(&mut self, page: &dyn Page, out: &mut Out) {
         for call in self.held.drain(..) {
             page.tool_start(out, Some(call.number));
-            out.extend_from_slice(&call.rendered);
+            write_held(out, &call.rendered);
             page.no_result(out);
             page.tool_end(out);
             self.unanswered.insert(call.id, call.name);
@@ -259,8 +259,18 @@ impl Conversation {
     /// (calls that got no result).
     pub fn finish(mut self, page: &dyn Page) -> (Summary, Vec<u8>) {
         let mut out = Vec::new();
-        self.settle(page, &mut out);
+        self.settle(page, &mut Out::memory(&mut out));
         self.close_artifacts(page, &mut out);
         (self.summary, out)
+    }
+}
+
+/// Writes a held call's page bytes, handed on a batch at a time: the call
+/// of a long input is about as large as its line, and a copy of it waiting
+/// whole in the batch would be as large again.
+fn write_held(out: &mut Out, rendered: &[u8]) {
+    for chunk in rendered.chunks(64 << 10) {
+        out.extend_from_slice(chunk);
+        out.spill();
     }
 }

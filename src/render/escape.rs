@@ -202,6 +202,12 @@ pub fn html_text_counted(out: &mut Vec<u8>, text: &str, preview_lines: usize) ->
     counted
 }
 
+/// Appends `text` escaped for a `<pre>` as [`html_text_counted`] writes
+/// it (`&` and `<`), for a text written in pieces and counted before.
+pub fn html_pre_text(out: &mut Vec<u8>, text: &str) {
+    html_text_counted(out, text, usize::MAX);
+}
+
 /// [`html_text_counted`] of the string whose JSON form is `body` (a JSON
 /// string literal without its quotes, as valid JSON holds it): unescaping
 /// and escaping in the same pass, so a tool's output of megabytes is read

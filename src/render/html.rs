@@ -17,19 +17,14 @@ use super::calls::{self, CallView, ResultView};
 use super::csp;
 use super::diff::{Hunk, Line};
 use super::entry::Entry;
-use super::escape::{self, html_attr, html_text};
+use super::escape::{html_attr, html_text};
 use super::markdown;
 use super::page::{Page, ResultOf};
+use super::pre::{long_pre, pre, size, Source, LONG_LINES};
 use super::stream::{Block, Media, Members, Record, Role};
 use super::summary::{counted, display_time, grouped, iso_time, Summary};
-use super::text::Text;
+use super::text::{LongText, Text};
 use crate::time::Timestamp;
-
-/// Text longer than this many lines, or bytes, is collapsed after a
-/// preview of [`PREVIEW_LINES`].
-const LONG_LINES: usize = 24;
-const LONG_BYTES: usize = 4000;
-const PREVIEW_LINES: usize = 10;
 
 pub struct Html {
     policy: String,
@@ -98,73 +93,6 @@ fn stream_time(out: &mut Vec<u8>, text: &str) {
     }
 }
 
-/// What a `<pre>` holds: text, or the body of a JSON string literal that
-/// is unescaped on the way in.
-#[derive(Clone, Copy)]
-enum Source<'a> {
-    Text(&'a str),
-    Json(&'a str),
-}
-
-/// A `<pre>` of `source`. Long text shows its first [`PREVIEW_LINES`]
-/// lines and collapses the rest; long text of few lines collapses whole.
-/// The text is written once, counting as it goes, and the collapsing markup
-/// is inserted afterwards where the count says. The newline after `<pre>`
-/// is the one HTML drops, so text that starts with a newline keeps it.
-fn pre(out: &mut Vec<u8>, class: &str, source: Source) {
-    let open = |out: &mut Vec<u8>| {
-        push(out, "<pre");
-        if !class.is_empty() {
-            push(out, " class=\"");
-            push(out, class);
-            push(out, "\"");
-        }
-        push(out, ">\n");
-    };
-    let element_start = out.len();
-    open(out);
-    let text_start = out.len();
-    let counted = match source {
-        Source::Text(text) => escape::html_text_counted(out, text, PREVIEW_LINES),
-        Source::Json(body) => escape::html_json_counted(out, body, PREVIEW_LINES),
-    };
-    push(out, "</pre>");
-    let lines = counted.lines();
-    if lines <= LONG_LINES && counted.bytes <= LONG_BYTES {
-        return;
-    }
-    let mut summary = Vec::new();
-    match counted.preview_end {
-        Some((end, preview_bytes))
-            if lines > PREVIEW_LINES && end - text_start <= LONG_BYTES / 2 =>
-        {
-            push(&mut summary, "</pre><details class=\"more\"><summary>");
-            html_text(
-                &mut summary,
-                &format!(
-                    "{} more lines ({} of {})",
-                    grouped((lines - PREVIEW_LINES) as u64),
-                    size(counted.bytes - preview_bytes),
-                    size(counted.bytes)
-                ),
-            );
-            push(&mut summary, "</summary>");
-            open(&mut summary);
-            out.splice(end..end, summary);
-        }
-        _ => {
-            push(&mut summary, "<details class=\"more\"><summary>");
-            html_text(
-                &mut summary,
-                &format!("{} lines ({})", grouped(lines as u64), size(counted.bytes)),
-            );
-            push(&mut summary, "</summary>");
-            out.splice(element_start..element_start, summary);
-        }
-    }
-    push(out, "</details>");
-}
-
 /// `text` escaped as it stands; a long text a piece at a time, each
 /// handed on before the next.
 fn plain_text(out: &mut Out, text: &Text) {
@@ -178,12 +106,11 @@ fn plain_text(out: &mut Out, text: &Text) {
     }
 }
 
-/// `1.2 KB`, `3.4 MB`: decimal units.
-fn size(bytes: usize) -> String {
-    match bytes {
-        0..=999 => format!("{bytes} B"),
-        1_000..=999_999 => format!("{:.1} KB", bytes as f64 / 1e3),
-        _ => format!("{:.1} MB", bytes as f64 / 1e6),
+/// A `<pre>` of indented JSON, a long one written in pieces.
+fn json_pre(out: &mut Out, json: &str) {
+    match Text::of_str(json) {
+        Text::Long(long) => long_pre(out, "json", &long),
+        Text::Read(json) => pre(out, "json", Source::Text(&json)),
     }
 }
 
@@ -525,7 +452,7 @@ impl Page for Html {
         }
     }
 
-    fn other_block(&self, out: &mut Vec<u8>, block: &Members) {
+    fn other_block(&self, out: &mut Out, block: &Members) {
         let kind = block.string("type");
         push(out, "<details class=\"more\"><summary>");
         html_text(
@@ -533,7 +460,9 @@ impl Page for Html {
             &format!("{} block", kind.as_deref().unwrap_or("untyped")),
         );
         push(out, "</summary>");
-        pre(out, "json", Source::Text(&calls::pretty(&block.to_json())));
+        // Bound first, so the compact JSON is gone before the page bytes come.
+        let json = calls::pretty(&block.to_json());
+        json_pre(out, &json);
         push(out, "</details>\n");
     }
 
@@ -569,7 +498,10 @@ impl Page for Html {
                 rest: others,
                 ..
             } => {
-                pre(out, "file", Source::Text(content));
+                match content {
+                    Text::Read(content) => pre(out, "file", Source::Text(content)),
+                    Text::Long(long) => long_pre(&mut Out::memory(out), "file", long),
+                }
                 rest(out, others);
             }
             CallView::Json(json) => pre(out, "json", Source::Text(json)),
@@ -603,7 +535,10 @@ impl Page for Html {
         damage_note(out, &result.damaged);
         match &result.view {
             ResultView::Empty => push(out, "<p class=\"note\">(empty)</p>"),
-            ResultView::JsonText(body) => pre(out, "", Source::Json(body)),
+            ResultView::JsonText(body) => match LongText::of_json_body(body) {
+                Some(long) => long_pre(out, "", &long),
+                None => pre(out, "", Source::Json(body)),
+            },
             ResultView::File { verb, path } => {
                 push(out, "<p>");
                 html_text(out, &format!("{verb} "));
@@ -613,13 +548,17 @@ impl Page for Html {
             ResultView::Blocks(blocks) => {
                 for block in blocks {
                     match Block::of(block) {
+                        Block::Text {
+                            text: Text::Long(long),
+                            ..
+                        } => long_pre(out, "", &long),
                         Block::Text { text, .. } => pre(out, "", Source::Text(&text.read())),
                         Block::Media { image, source } => self.media(out, image, &source),
                         _ => self.other_block(out, block),
                     }
                 }
             }
-            ResultView::Json(json) => pre(out, "json", Source::Text(json)),
+            ResultView::Json(json) => json_pre(out, json),
         }
         push(out, "</div>\n");
     }
@@ -668,7 +607,9 @@ impl Page for Html {
                 if let Some(field) = field {
                     element(out, "dt", "", field);
                 }
-                element(out, "dd", "", &text.read());
+                push(out, "<dd>");
+                plain_text(&mut Out::memory(out), text);
+                push(out, "</dd>");
             }
             push(out, "</dl>");
         }
@@ -746,41 +687,6 @@ impl Page for Html {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn long_text_is_previewed_then_collapsed() {
-        let text: String = (1..=100).map(|i| format!("line {i}\n")).collect();
-        let mut out = Vec::new();
-        pre(&mut out, "", Source::Text(&text));
-        let html = String::from_utf8(out).unwrap();
-        assert!(html.starts_with("<pre>\nline 1\n"), "{html}");
-        assert!(
-            html.contains("line 10\n</pre><details class=\"more\"><summary>90 more lines (721 B of 792 B)</summary><pre>\nline 11\n"),
-            "{html}"
-        );
-        assert!(html.ends_with("line 100\n</pre></details>"), "{html}");
-        let json = serde_json::to_string(&text).unwrap();
-        let mut from_json = Vec::new();
-        pre(&mut from_json, "", Source::Json(&json[1..json.len() - 1]));
-        assert_eq!(String::from_utf8(from_json).unwrap(), html);
-        let mut short = Vec::new();
-        pre(&mut short, "x", Source::Text("\nstarts with a newline <b>"));
-        assert_eq!(
-            String::from_utf8(short).unwrap(),
-            "<pre class=\"x\">\n\nstarts with a newline &lt;b></pre>"
-        );
-        let wide = "x".repeat(5000);
-        let mut collapsed = Vec::new();
-        pre(&mut collapsed, "", Source::Text(&wide));
-        let collapsed = String::from_utf8(collapsed).unwrap();
-        assert!(
-            collapsed.starts_with(
-                "<details class=\"more\"><summary>1 lines (5.0 KB)</summary><pre>\nxxx"
-            ),
-            "{collapsed}"
-        );
-        assert!(collapsed.ends_with("xxx</pre></details>"), "{collapsed}");
-    }
 
     #[test]
     fn file_links_stay_in_the_directory() {

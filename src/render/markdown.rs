@@ -26,7 +26,8 @@ use pulldown_cmark::{
 
 use super::escape;
 
-/// Texts longer than this are shown as written, not read as Markdown.
+/// Texts (and, in Markdown output, thinking) longer than this are shown
+/// as written, not read as Markdown.
 /// pulldown-cmark keeps a node per run of text between special bytes, about
 /// three times a text's size, so a 50 MB message would cost 150 MB more
 /// than the message itself; shown as written (escaped), agy-render stays

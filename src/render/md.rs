@@ -4,8 +4,10 @@
 //! Markdown has nothing to collapse with, so thinking is a quote and tool
 //! output is shown whole, in fenced code blocks whose fences outlast any
 //! backticks inside. Text from the conversation is Markdown already and is
-//! passed through [`markdown::sanitize_markdown`]; every other string
-//! (titles, paths, tool names) is escaped to mean only its characters.
+//! passed through [`markdown::sanitize_markdown`] (text and thinking over
+//! [`markdown::MARKDOWN_LIMIT`] are shown as written instead, in a code
+//! block); every other string (titles, paths, tool names) is escaped to
+//! mean only its characters.
 
 use std::borrow::Cow;
 use std::ops::ControlFlow;
@@ -16,7 +18,7 @@ use super::body::Out;
 use super::calls::{self, CallView, ResultView};
 use super::diff::Line;
 use super::entry::Entry;
-use super::escape::{md_code_block, md_info, md_inline, Fence};
+use super::escape::{md_fence, md_info, md_inline, Fence};
 use super::markdown;
 use super::page::{Page, ResultOf};
 use super::stream::{Block, Media, Members, Record, Role};
@@ -37,11 +39,28 @@ fn push(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
+/// A fenced code block of `text` (as [`super::escape::md_code_block`]
+/// makes it) and a blank line, written straight into `out`: a copy of a
+/// large tool input would cost memory its size.
 fn code(out: &mut Vec<u8>, text: &str, info: &str) {
-    let mut block = String::with_capacity(text.len() + 16);
-    md_code_block(&mut block, text, info);
-    push(out, &block);
+    let fence = md_fence(text);
+    push(out, &fence);
+    push(out, &md_info(info));
     push(out, "\n");
+    push(out, text);
+    if !text.ends_with('\n') {
+        push(out, "\n");
+    }
+    push(out, &fence);
+    push(out, "\n\n");
+}
+
+/// [`code`] of indented JSON, a long one written in pieces.
+fn json_code(out: &mut Out, json: &str) {
+    match Text::of_str(json) {
+        Text::Long(long) => long_code(out, &long, "json"),
+        Text::Read(json) => code(out, &json, "json"),
+    }
 }
 
 /// [`code`] of a long text, written a piece at a time: a first pass over
@@ -221,10 +240,23 @@ impl Page for Markdown {
         push(out, "\n\n");
     }
 
+    /// Thinking over the limit is shown as written, as text is: a note in
+    /// the quote, then the thinking in a code block after it.
     fn thinking(&self, out: &mut Out, text: &Text) {
         push(out, "> **Thinking**\n>\n");
-        quoted(out, &markdown::sanitize_markdown(&text.read()));
-        push(out, "\n");
+        match text {
+            Text::Read(text) => {
+                quoted(out, &markdown::sanitize_markdown(text));
+                push(out, "\n");
+            }
+            Text::Long(long) => {
+                push(
+                    out,
+                    &format!("> *{}*\n\n", markdown::as_written_note(long.bytes())),
+                );
+                long_code(out, long, "");
+            }
+        }
     }
 
     fn media(&self, out: &mut Vec<u8>, image: bool, source: &Media) {
@@ -267,7 +299,7 @@ impl Page for Markdown {
         }
     }
 
-    fn other_block(&self, out: &mut Vec<u8>, block: &Members) {
+    fn other_block(&self, out: &mut Out, block: &Members) {
         let kind = block.string("type");
         push(
             out,
@@ -276,7 +308,9 @@ impl Page for Markdown {
                 inline(kind.as_deref().unwrap_or("untyped"))
             ),
         );
-        code(out, &calls::pretty(&block.to_json()), "json");
+        // Bound first, so the compact JSON is gone before the page bytes come.
+        let json = calls::pretty(&block.to_json());
+        json_code(out, &json);
     }
 
     fn tool_start(&self, _out: &mut Vec<u8>, _number: Option<u64>) {}
@@ -334,7 +368,11 @@ impl Page for Markdown {
                 content,
                 rest: others,
             } => {
-                code(out, content, language(path.as_deref()));
+                let language = language(path.as_deref());
+                match content {
+                    Text::Read(content) => code(out, content, language),
+                    Text::Long(long) => long_code(&mut Out::memory(out), long, language),
+                }
                 rest(out, others);
             }
             CallView::Json(json) => code(out, json, "json"),
@@ -382,7 +420,7 @@ impl Page for Markdown {
                     }
                 }
             }
-            ResultView::Json(json) => code(out, json, "json"),
+            ResultView::Json(json) => json_code(out, json),
         }
     }
 

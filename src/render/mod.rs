@@ -21,12 +21,12 @@
 //!
 //! The parts: [`stream`] reads records leniently, [`conversation`] walks a
 //! conversation, [`body`] spools its bytes, [`page`] is what a format
-//! writes, [`html`] and [`md`] are the formats, [`markdown`] renders and
-//! sanitises Markdown text, [`text`] is a text block's text (a long one
-//! read in pieces), [`escape`] escapes, [`calls`] and [`diff`] say
-//! how tool calls show, [`summary`] is the header's facts, [`site`] the
-//! `--out` directory and its index, [`csp`] the pages'
-//! Content-Security-Policy.
+//! writes, [`html`] and [`md`] are the formats ([`pre`] the HTML `<pre>`
+//! that collapses), [`markdown`] renders and sanitises Markdown text,
+//! [`text`] is a text block's text (a long one read in pieces), [`escape`]
+//! escapes, [`calls`] and [`diff`] say how tool calls show, [`summary`] is
+//! the header's facts, [`site`] the `--out` directory and its index,
+//! [`csp`] the pages' Content-Security-Policy.
 
 pub mod body;
 pub mod calls;
@@ -39,6 +39,7 @@ pub mod html;
 pub mod markdown;
 pub mod md;
 pub mod page;
+pub mod pre;
 pub mod site;
 pub mod stream;
 pub mod summary;

@@ -58,7 +58,7 @@ pub trait Page {
     /// An image or document.
     fn media(&self, out: &mut Vec<u8>, image: bool, source: &Media);
     /// A block of a type nothing here knows.
-    fn other_block(&self, out: &mut Vec<u8>, block: &Members);
+    fn other_block(&self, out: &mut Out, block: &Members);
 
     /// A block shown where it stands: a call alone (without its result,
     /// which pairing is the walker's) and a tool result not at all. The one

@@ -10,11 +10,12 @@
 //! ([`super::body::Out::spill`]) before the next, and memory stays at
 //! about the line.
 //!
-//! Written in pieces: a text block's text, in either format; thinking, in
-//! HTML; a tool's text output, in Markdown. Where a long text is shown
-//! some other way (Markdown reads thinking as Markdown; HTML collapses tool
-//! output after a preview, placed by counting the whole), it is read whole
-//! ([`Text::read`]), as before.
+//! Written in pieces: a text block's text and thinking, in either format
+//! (long thinking, like long text, is not read as Markdown); a tool's text
+//! output, in either format (HTML counts the pieces first, to place the
+//! collapsing markup, [`super::pre`]). Where a long text is shown some
+//! other way (a system message's field, in Markdown), it is read whole
+//! ([`Text::read`]).
 
 use std::borrow::Cow;
 use std::ops::ControlFlow;
@@ -45,6 +46,9 @@ pub struct LongText<'a> {
     escaped: bool,
     /// The text's length in bytes.
     bytes: usize,
+    /// Its line breaks and whether it ends with one, when they were counted
+    /// with its length (in JSON with escapes).
+    breaks: Option<(usize, bool)>,
 }
 
 impl<'a> Text<'a> {
@@ -56,20 +60,10 @@ impl<'a> Text<'a> {
 
     /// [`Text::of_json`] of a string literal's body, without its quotes.
     pub fn of_json_body(body: &'a str) -> Option<Text<'a>> {
-        // Unescaping only shortens: a literal within the limit holds a
-        // text within it.
-        if body.len() <= MARKDOWN_LIMIT {
-            return json_body_text(body).map(Text::Read);
+        if let Some(long) = LongText::of_json_body(body) {
+            return Some(Text::Long(long));
         }
-        let (bytes, escaped) = unescaped_len(body)?;
-        if bytes <= MARKDOWN_LIMIT {
-            return json_body_text(body).map(Text::Read);
-        }
-        Some(Text::Long(LongText {
-            source: body,
-            escaped,
-            bytes,
-        }))
+        json_body_text(body).map(Text::Read)
     }
 
     /// A text that is read already.
@@ -81,6 +75,7 @@ impl<'a> Text<'a> {
             source: text,
             escaped: false,
             bytes: text.len(),
+            breaks: None,
         })
     }
 
@@ -93,8 +88,8 @@ impl<'a> Text<'a> {
     }
 
     /// The whole text, for the places that show a text some other way
-    /// than as written (a system message's field, a tool result's block):
-    /// a long one is unescaped into one string there.
+    /// than as written (a system message's field, in Markdown): a long one
+    /// is unescaped into one string there.
     pub fn read(&self) -> Cow<'_, str> {
         match self {
             Text::Read(text) => Cow::Borrowed(text),
@@ -110,10 +105,48 @@ impl<'a> Text<'a> {
     }
 }
 
-impl LongText<'_> {
+impl<'a> LongText<'a> {
+    /// The text of a string literal's body when it is over the limit;
+    /// `None` for a shorter one, which is left unread, or a bad escape.
+    pub fn of_json_body(body: &'a str) -> Option<LongText<'a>> {
+        // Unescaping only shortens: a literal within the limit holds a
+        // text within it.
+        if body.len() <= MARKDOWN_LIMIT {
+            return None;
+        }
+        let measured = unescaped_len(body)?;
+        (measured.bytes > MARKDOWN_LIMIT).then_some(LongText {
+            source: body,
+            escaped: measured.escaped,
+            bytes: measured.bytes,
+            breaks: Some((measured.newlines, measured.ends_with_newline)),
+        })
+    }
+
     /// The text's length in bytes.
     pub fn bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// The text's line breaks, and whether it ends with one: counted in
+    /// the JSON as it stands, with its length, or in the text.
+    pub fn line_breaks(&self) -> (usize, bool) {
+        if let Some(breaks) = self.breaks {
+            return breaks;
+        }
+        let bytes = self.source.as_bytes();
+        let count = memchr::memchr_iter(b'\n', bytes).count();
+        (count, bytes.last() == Some(&b'\n'))
+    }
+
+    /// Hands the text to `each` as it stands in the line, in slices of
+    /// about [`PIECE`] bytes cut between characters and never inside an
+    /// escape, with whether they are JSON still to unescape: for a writer
+    /// that unescapes and escapes in one pass.
+    pub fn raw_slices(&self, mut each: impl FnMut(&str, bool)) {
+        slices(self.source, self.escaped, PIECE, &mut |slice| {
+            each(slice, self.escaped)
+        });
     }
 
     /// Hands the text to `each` in order, in pieces of whole characters
@@ -134,6 +167,57 @@ impl LongText<'_> {
     }
 }
 
+/// Cuts `source` into slices of about `size` bytes at character
+/// boundaries, and, when it is `escaped` JSON, never inside an escape.
+fn slices(source: &str, escaped: bool, size: usize, each: &mut dyn FnMut(&str)) {
+    let mut start = 0;
+    while start < source.len() {
+        let at = (start + size.max(1)).min(source.len());
+        let mut cut = if escaped {
+            escape_free_cut(source, start, at)
+        } else {
+            at
+        };
+        // Past the bytes that go on a character: never those of an escape.
+        while !source.is_char_boundary(cut) {
+            cut += 1;
+        }
+        each(&source[start..cut]);
+        start = cut;
+    }
+}
+
+/// A place at or after `at` where the JSON `source` can be cut, `start`
+/// being one: the first with no backslash in the twelve bytes before it,
+/// so that no escape (a surrogate pair is the longest) spans it. Looked for
+/// in a few KiB, so that a slice is not read twice; in JSON dense with
+/// escapes, found by reading them from `start`.
+fn escape_free_cut(source: &str, start: usize, at: usize) -> usize {
+    const LONGEST_ESCAPE: usize = 12;
+    let bytes = source.as_bytes();
+    let give_up = (at + (4 << 10)).min(bytes.len());
+    let mut cut = at;
+    while cut < give_up {
+        let from = cut.saturating_sub(LONGEST_ESCAPE).max(start);
+        match memchr::memrchr(b'\\', &bytes[from..cut]) {
+            None => return cut,
+            Some(backslash) => cut = from + backslash + LONGEST_ESCAPE + 1,
+        }
+    }
+    if cut >= bytes.len() {
+        return bytes.len();
+    }
+    let mut walked = start;
+    while walked < at {
+        let Some(backslash) = memchr::memchr(b'\\', &bytes[walked..at]) else {
+            break;
+        };
+        let escape = walked + backslash;
+        walked = escape + json_escape(&source[escape..]).map_or(2, |(_, used)| used);
+    }
+    walked.max(at).min(bytes.len())
+}
+
 /// The largest char boundary of `text` at or before `at` that is past its
 /// start (a piece is never empty), or its end.
 fn char_floor(text: &str, at: usize) -> usize {
@@ -151,19 +235,40 @@ fn char_floor(text: &str, at: usize) -> usize {
     at
 }
 
-/// The length of the text the string literal body `body` holds, and
-/// whether it has escapes; `None` at a bad escape.
-fn unescaped_len(body: &str) -> Option<(usize, bool)> {
+/// The length of the text the string literal body `body` holds, whether
+/// it has escapes, and its line breaks; `None` at a bad escape.
+fn unescaped_len(body: &str) -> Option<Measured> {
     let bytes = body.as_bytes();
     let mut len = 0;
     let mut start = 0;
+    let (mut newlines, mut last) = (0, false);
     while let Some(at) = memchr::memchr(b'\\', &bytes[start..]) {
         let at = start + at;
         let (c, used) = json_escape(&body[at..])?;
         len += at - start + c.len_utf8();
         start = at + used;
+        newlines += usize::from(c == '\n');
+        last = c == '\n';
     }
-    Some((len + bytes.len() - start, start > 0))
+    Some(Measured {
+        bytes: len + bytes.len() - start,
+        escaped: start > 0,
+        newlines,
+        // Plain bytes after the last escape leave `start` short of the end.
+        ends_with_newline: last && start == bytes.len(),
+    })
+}
+
+/// What [`unescaped_len`] finds of a string literal's body in one pass.
+#[derive(Debug, PartialEq, Eq)]
+struct Measured {
+    /// The length of the text it holds.
+    bytes: usize,
+    /// Whether it has escapes.
+    escaped: bool,
+    /// The text's line breaks, and whether it ends with one.
+    newlines: usize,
+    ends_with_newline: bool,
 }
 
 /// Unescapes the string literal body `body` into pieces of about `size`
@@ -211,15 +316,19 @@ mod tests {
     use super::*;
 
     fn long(source: &str, escaped: bool) -> LongText<'_> {
-        let bytes = if escaped {
-            unescaped_len(source).unwrap().0
-        } else {
-            source.len()
+        let Some(measured) = unescaped_len(source).filter(|_| escaped) else {
+            return LongText {
+                source,
+                escaped,
+                bytes: source.len(),
+                breaks: None,
+            };
         };
         LongText {
             source,
             escaped,
-            bytes,
+            bytes: measured.bytes,
+            breaks: Some((measured.newlines, measured.ends_with_newline)),
         }
     }
 
@@ -252,7 +361,7 @@ mod tests {
                 .map(|unit| format!("\\u{unit:04x}"))
                 .collect();
             for body in [body, &ascii] {
-                assert_eq!(unescaped_len(body).unwrap().0, text.len(), "{body}");
+                assert_eq!(unescaped_len(body).unwrap().bytes, text.len(), "{body}");
                 for size in 1..=text.len() + 2 {
                     let all = pieces(body, size);
                     assert_eq!(all.concat(), text, "{body} by {size}");
@@ -289,6 +398,74 @@ mod tests {
         });
         assert_eq!(joined, text);
         assert!(count > 1);
+    }
+
+    #[test]
+    fn line_breaks_are_counted_without_unescaping() {
+        for text in SAMPLES
+            .iter()
+            .flat_map(|s| [s.to_string(), format!("{s}\n"), format!("\n{s}\n\\")])
+        {
+            let literal = serde_json::to_string(&text).unwrap();
+            let ascii: String = text
+                .encode_utf16()
+                .map(|unit| format!("\\u{unit:04x}"))
+                .collect();
+            let want = (text.matches('\n').count(), text.ends_with('\n'));
+            for (source, escaped) in [
+                (&literal[1..literal.len() - 1], true),
+                (&ascii[..], true),
+                (&text[..], false),
+            ] {
+                assert_eq!(long(source, escaped).line_breaks(), want, "{source:?}");
+            }
+        }
+    }
+
+    /// Slices of the JSON as it stands end between escapes and
+    /// characters, so each unescapes on its own to its part of the text.
+    #[test]
+    fn raw_slices_never_cut_an_escape() {
+        for text in SAMPLES {
+            let literal = serde_json::to_string(text).unwrap();
+            let body = &literal[1..literal.len() - 1];
+            let ascii: String = text
+                .encode_utf16()
+                .map(|unit| format!("\\u{unit:04x}"))
+                .collect();
+            // Escapes too dense for a cut near where a slice would end.
+            let dense = "\\\"".repeat(5000);
+            let dense_body = dense.replace('\\', "\\\\").replace('"', "\\\"");
+            let sources = [
+                (body, true),
+                (&ascii[..], true),
+                (text, false),
+                (&dense_body[..], true),
+            ];
+            for (source, escaped) in sources {
+                let text = if source == dense_body {
+                    &dense[..]
+                } else {
+                    text
+                };
+                let sizes = (1..=source.len().min(64) + 1).chain([100, 4097, 7000]);
+                for size in sizes {
+                    let mut all = Vec::new();
+                    slices(source, escaped, size, &mut |slice| {
+                        all.push(slice.to_string())
+                    });
+                    assert_eq!(all.concat(), source, "{source} by {size}");
+                    assert!(all.iter().all(|s| !s.is_empty()), "{source} by {size}");
+                    if escaped {
+                        let unescaped: String = all
+                            .iter()
+                            .map(|s| json_body_text(s).expect("a whole escape").into_owned())
+                            .collect();
+                        assert_eq!(unescaped, text, "{source} by {size}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
