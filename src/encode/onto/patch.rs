@@ -31,6 +31,22 @@ pub fn replace_text_in(message: &[u8], numbers: &[u32], old: &str, new: &str) ->
     replace_at(message, old.as_bytes(), new.as_bytes(), 0, Some(numbers))
 }
 
+/// Whether [`replace_text_in`] would find `old` to replace: some field
+/// `numbers` of `message` holds it. Told without copying `message`.
+pub fn holds_text_in(message: &[u8], numbers: &[u32], old: &str) -> bool {
+    let old = old.as_bytes();
+    if old.is_empty() {
+        return false;
+    }
+    let (spans, _) = wire::field_spans(message);
+    spans.into_iter().any(|(f, _)| match f.value {
+        Value::Bytes(bytes) => {
+            numbers.contains(&f.number) && memchr::memmem::find(bytes, old).is_some()
+        }
+        _ => false,
+    })
+}
+
 fn replace_at(
     message: &[u8],
     old: &[u8],
@@ -227,6 +243,36 @@ pub fn renumber_metadata(metadata: &[u8], old: i64, new: i64) -> Option<Vec<u8>>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn holding_a_text_is_what_replacing_it_finds() {
+        let mut w = Writer::new();
+        w.varint(1, 15)
+            .string(2, "the secret word")
+            .message(3, |m| {
+                m.string(1, "hidden");
+            })
+            .bytes(4, &[0xff, 0x00, 0xfe]);
+        let bytes = w.into_bytes();
+        let cases: [(&[u32], &str); 7] = [
+            (&[2], "secret"),
+            (&[3], "secret"),
+            (&[3], "hidden"),
+            (&[2, 3], "hidden"),
+            (&[1, 4], "secret"),
+            (&[2], "absent"),
+            (&[2], ""),
+        ];
+        for (numbers, old) in cases {
+            assert_eq!(
+                holds_text_in(&bytes, numbers, old),
+                replace_text_in(&bytes, numbers, old, "x").is_some(),
+                "{numbers:?} {old:?}"
+            );
+        }
+        assert!(holds_text_in(&bytes, &[2], "secret"));
+        assert!(!holds_text_in(&bytes, &[3], "secret"));
+    }
 
     #[test]
     fn text_is_replaced_at_every_depth_with_lengths_kept() {
