@@ -37,19 +37,20 @@ impl Merge {
             Plan::Row(row) => return Ok(Some(row)),
             Plan::UserText { old, new } => (old, new),
         };
+        // The texts as the edit keeps them, before the new Step is made:
+        // the old one is the original tally's, as a rule, and shared.
+        let o = kept_or_new(cur.facts.user_text.as_ref(), o);
+        let n = Arc::<str>::from(n);
         let fields = [field::step::USER_INPUT];
         let original = cur.line.step()?;
-        if !patch::holds_text_in(&original, &fields, &o) {
+        let finder = memchr::memmem::Finder::new(o.as_bytes());
+        if !patch::holds_text_in(&original, &fields, &finder) {
             return Ok(None);
         }
         // From here the edit takes: the messages are not written anew.
         cur.lines = Vec::new();
         cur.edited = Vec::new();
-        // The texts as the edit keeps them, before the new Step is made:
-        // the old one is the original tally's, as a rule, and shared.
-        let o = kept_or_new(cur.facts.user_text.as_ref(), o);
-        let n = Arc::<str>::from(n);
-        let step = patch::replace_text_in(&original, &fields, &o, &n)
+        let step = patch::replace_found_in(&original, &fields, &finder, &n)
             .expect("the step holds the old text");
         self.note_edit(cur.idx, o, n);
         Ok(Some(cur.line.with_step(&original, Some(step), None)?))
