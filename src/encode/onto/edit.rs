@@ -2,6 +2,7 @@
 //! nothing else.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use super::step_row::StepRow;
 use super::{patch, Merge, OriginalStep};
@@ -11,10 +12,53 @@ use crate::encode::{self, join};
 use crate::error::{Error, Result};
 use crate::stream::message::{Block, InputRecord, ResultContent, Role, ToolInput};
 
+/// What an edited step comes to, as told while its message lines are held.
+enum Plan {
+    /// Not an edit a step of this kind can take.
+    Anew,
+    /// The step's row as edited.
+    Row(StepRow),
+    /// The user's text edited, `old` (not empty) to `new`: made once the
+    /// lines are let go.
+    UserText { old: String, new: String },
+}
+
 impl Merge {
     /// The row of an edited step, or `None` when the edit is not one a
     /// step of this kind can take (the messages are then written anew).
-    pub(super) fn patch(&mut self, cur: &OriginalStep) -> Result<Option<StepRow>> {
+    ///
+    /// A user text edit lets go of the step's message lines before it
+    /// makes the new Step: for a pasted text of tens of MB, the lines
+    /// (expected and edited) would otherwise be held beside both Steps and
+    /// both texts.
+    pub(super) fn patch(&mut self, cur: &mut OriginalStep) -> Result<Option<StepRow>> {
+        let (o, n) = match self.plan(cur)? {
+            Plan::Anew => return Ok(None),
+            Plan::Row(row) => return Ok(Some(row)),
+            Plan::UserText { old, new } => (old, new),
+        };
+        // The texts as the edit keeps them, before the new Step is made:
+        // the old one is the original tally's, as a rule, and shared.
+        let o = kept_or_new(cur.facts.user_text.as_ref(), o);
+        let n = Arc::<str>::from(n);
+        let fields = [field::step::USER_INPUT];
+        let original = cur.line.step()?;
+        let finder = memchr::memmem::Finder::new(o.as_bytes());
+        if !patch::holds_text_in(&original, &fields, &finder) {
+            return Ok(None);
+        }
+        // From here the edit takes: the messages are not written anew.
+        cur.lines = Vec::new();
+        cur.edited = Vec::new();
+        let step = patch::replace_found_in(&original, &fields, &finder, &n)
+            .expect("the step holds the old text");
+        self.note_edit(cur.idx, o, n);
+        Ok(Some(cur.line.with_step(&original, Some(step), None)?))
+    }
+
+    /// Compares the step's messages with their edited lines and makes
+    /// every edit but a user text's.
+    fn plan(&mut self, cur: &OriginalStep) -> Result<Plan> {
         // The edited lines in place of the lines they stand for.
         let mut before = Vec::new();
         for (i, (_, system)) in cur.expected.iter().enumerate() {
@@ -43,12 +87,12 @@ impl Merge {
             }
         };
         let (Some(b), Some(a)) = (pick(&before), pick(&after)) else {
-            return Ok(None);
+            return Ok(Plan::Anew);
         };
         let mut old = before.swap_remove(b);
         let mut new = after.swap_remove(a);
         if old.role != new.role {
-            return Ok(None);
+            return Ok(Plan::Anew);
         }
         let original = cur.line.step()?;
         // Copied only where an edit changes it.
@@ -64,7 +108,7 @@ impl Merge {
             || old.implicit != new.implicit
             || old.raw != new.raw
         {
-            return Ok(None);
+            return Ok(Plan::Anew);
         }
         match old.role {
             Some(Role::User) if has_result(old_blocks) => {
@@ -73,10 +117,10 @@ impl Merge {
                     Some((new_id, new_content, new_error)),
                 ) = (single_result(old_blocks), single_result(new_blocks))
                 else {
-                    return Ok(None);
+                    return Ok(Plan::Anew);
                 };
                 if old_error != new_error {
-                    return Ok(None);
+                    return Ok(Plan::Anew);
                 }
                 if old_id != new_id {
                     // Only as its call's id was edited: the call the step
@@ -89,23 +133,23 @@ impl Merge {
                         .and_then(|c| wire::Message::new(c).get_str(field::tool_call::ID))
                         .is_some_and(|id| id == new_id);
                     if !edited_call {
-                        return Ok(None);
+                        return Ok(Plan::Anew);
                     }
                 }
                 let (ResultContent::Text(o), ResultContent::Text(n)) = (old_content, new_content)
                 else {
                     return Ok(if old_content == new_content {
-                        Some(cur.line.clone())
+                        Plan::Row(cur.line.clone())
                     } else {
-                        None
+                        Plan::Anew
                     });
                 };
                 if o != n {
                     if o.is_empty() {
-                        return Ok(None);
+                        return Ok(Plan::Anew);
                     }
                     let Some(s) = patch::replace_text_in(&step, &payload_and_error(), o, n) else {
-                        return Ok(None);
+                        return Ok(Plan::Anew);
                     };
                     self.note_edit(cur.idx, &**o, &**n);
                     step = Cow::Owned(s);
@@ -113,26 +157,23 @@ impl Merge {
             }
             Some(Role::User) => {
                 if media_of(old_blocks) != media_of(new_blocks) {
-                    return Ok(None);
+                    return Ok(Plan::Anew);
                 }
                 let (o, n) = (joined_text(old_blocks), joined_text(new_blocks));
                 if o != n {
                     if o.is_empty() {
-                        return Ok(None);
-                    }
-                    match patch::replace_text_in(&step, &[field::step::USER_INPUT], &o, &n) {
-                        Some(s) => step = Cow::Owned(s),
-                        None => return Ok(None),
+                        return Ok(Plan::Anew);
                     }
                     // Moved out of the records, not copied: tens of MB each.
-                    let o = owned_text(old.content.take());
-                    let n = owned_text(new.content.take());
-                    self.note_edit(cur.idx, o, n);
+                    return Ok(Plan::UserText {
+                        old: owned_text(old.content.take()),
+                        new: owned_text(new.content.take()),
+                    });
                 }
             }
             Some(Role::Assistant) => {
                 let Some(s) = self.patch_planner(cur.idx, &step, old_blocks, new_blocks)? else {
-                    return Ok(None);
+                    return Ok(Plan::Anew);
                 };
                 step = Cow::Owned(s);
             }
@@ -140,22 +181,26 @@ impl Merge {
                 // A system message: each field's text where it was.
                 let step_type = wire::Message::new(&step).get_u64(field::step::TYPE);
                 let Some(number) = crate::agy::steps::payload_field(step_type.unwrap_or(0)) else {
-                    return Ok(None);
+                    return Ok(Plan::Anew);
                 };
                 for (o, n) in field_texts(old_blocks, new_blocks)? {
                     if o.is_empty() {
-                        return Ok(None);
+                        return Ok(Plan::Anew);
                     }
                     match patch::replace_text_in(&step, &[number], &o, &n) {
                         Some(s) => step = Cow::Owned(s),
-                        None => return Ok(None),
+                        None => return Ok(Plan::Anew),
                     }
                     self.note_edit(cur.idx, o, n);
                 }
             }
         }
         let step = step.into_owned();
-        Ok(Some(cur.line.with_step(&original, Some(step), None)?))
+        Ok(Plan::Row(cur.line.with_step(
+            &original,
+            Some(step),
+            None,
+        )?))
     }
 
     /// A planner step with its reply text, thinking and calls as edited.
@@ -247,7 +292,7 @@ impl Merge {
                 Some(s) => step = s,
                 None => return Ok(None),
             }
-            self.note_edit(idx, o, n);
+            self.note_edit(idx, o.as_str(), n.as_str());
         }
         // Calls: kept as they were where unchanged, rewritten (keeping
         // every field a tool_use does not show) where edited, dropped
@@ -361,7 +406,7 @@ impl Merge {
                     let pairs: Vec<(String, String)> = pairs.collect();
                     for (o, n) in &pairs {
                         // The reply's transcript line lists the arguments.
-                        self.note_edit(idx, o, n);
+                        self.note_edit(idx, o.as_str(), n.as_str());
                     }
                     self.arg_edits
                         .entry(old_id.clone())
@@ -484,4 +529,28 @@ pub(super) fn field_texts(old: &[Block<'_>], new: &[Block<'_>]) -> Result<Vec<(S
         .filter(|(a, b)| a.1 != b.1)
         .map(|(a, b)| (a.1, b.1))
         .collect())
+}
+
+/// `text` as an `Arc`: `kept` itself when it is the same text, so that it
+/// is held once.
+fn kept_or_new(kept: Option<&Arc<str>>, text: String) -> Arc<str> {
+    match kept {
+        Some(kept) if **kept == *text => kept.clone(),
+        _ => Arc::from(text),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_text_is_shared_not_copied() {
+        let kept: Arc<str> = Arc::from("pasted log");
+        let same = kept_or_new(Some(&kept), "pasted log".to_string());
+        assert!(Arc::ptr_eq(&same, &kept));
+        let other = kept_or_new(Some(&kept), "edited log".to_string());
+        assert_eq!(&*other, "edited log");
+        assert_eq!(&*kept_or_new(None, "text".to_string()), "text");
+    }
 }

@@ -39,6 +39,7 @@ mod steps;
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
+use std::sync::Arc;
 
 use crate::decode::summary::{StepFacts, Tally};
 use crate::decode::{self, Decoder, OriginalStepRow, SpilledResult};
@@ -104,14 +105,18 @@ struct Merge {
     /// (escaped as in a JSON string), when it differs from the step's own.
     spill_texts: HashMap<String, Vec<u8>>,
     /// Text edits by original idx, (old, new), for the brain transcripts'
-    /// lines of those steps.
-    text_edits: HashMap<i64, Vec<(String, String)>>,
+    /// lines of those steps. A user text is shared with the tallies, which
+    /// keep it too (a pasted text is tens of MB).
+    text_edits: HashMap<i64, Vec<TextEdit>>,
     /// Buffers of settled steps, for the next ones.
     pool: Vec<Vec<u8>>,
     /// What the steps written tell the index row (the new steps' facts
     /// join at the end, from [`Synth`]).
     after: Tally,
 }
+
+/// A text edit, (old, new).
+type TextEdit = (Arc<str>, Arc<str>);
 
 /// An original step and what the edited stream said of it so far.
 struct OriginalStep {

@@ -10,6 +10,8 @@
 use std::borrow::Cow;
 
 use crate::agy::steps::field;
+use memchr::memmem::Finder;
+
 use crate::agy::wire::{self, Value, Writer};
 
 /// How deep nested messages are searched for text.
@@ -31,6 +33,32 @@ pub fn replace_text_in(message: &[u8], numbers: &[u32], old: &str, new: &str) ->
     replace_at(message, old.as_bytes(), new.as_bytes(), 0, Some(numbers))
 }
 
+/// [`replace_text_in`] with `old` as a finder made for it, which
+/// [`holds_text_in`] can share.
+pub fn replace_found_in(
+    message: &[u8],
+    numbers: &[u32],
+    old: &Finder<'_>,
+    new: &str,
+) -> Option<Vec<u8>> {
+    replace_with(message, old, new.as_bytes(), 0, Some(numbers))
+}
+
+/// Whether [`replace_found_in`] would find `old` to replace: some field
+/// `numbers` of `message` holds it. Told without copying `message`.
+pub fn holds_text_in(message: &[u8], numbers: &[u32], old: &Finder<'_>) -> bool {
+    if old.needle().is_empty() {
+        return false;
+    }
+    let (spans, _) = wire::field_spans(message);
+    spans.into_iter().any(|(f, _)| match f.value {
+        Value::Bytes(bytes) => numbers.contains(&f.number) && old.find(bytes).is_some(),
+        _ => false,
+    })
+}
+
+/// One finder for `old` serves every field and level: memmem reads the
+/// whole text to make one, and a pasted text is tens of MB.
 fn replace_at(
     message: &[u8],
     old: &[u8],
@@ -38,7 +66,17 @@ fn replace_at(
     depth: u8,
     only: Option<&[u32]>,
 ) -> Option<Vec<u8>> {
-    if old.is_empty() || memchr::memmem::find(message, old).is_none() {
+    replace_with(message, &Finder::new(old), new, depth, only)
+}
+
+fn replace_with(
+    message: &[u8],
+    old: &Finder<'_>,
+    new: &[u8],
+    depth: u8,
+    only: Option<&[u32]>,
+) -> Option<Vec<u8>> {
+    if old.needle().is_empty() || old.find(message).is_none() {
         return None;
     }
     let mut out = Writer::with_capacity(message.len());
@@ -52,7 +90,7 @@ fn replace_at(
 fn replace_into(
     out: &mut Writer,
     message: &[u8],
-    old: &[u8],
+    old: &Finder<'_>,
     new: &[u8],
     depth: u8,
     only: Option<&[u32]>,
@@ -65,7 +103,7 @@ fn replace_into(
             continue;
         };
         let wanted = only.is_none_or(|numbers| numbers.contains(&f.number));
-        if !wanted || memchr::memmem::find(bytes, old).is_none() {
+        if !wanted || old.find(bytes).is_none() {
             out.raw(raw);
             continue;
         }
@@ -86,7 +124,7 @@ fn replace_in_message(
     out: &mut Writer,
     number: u32,
     bytes: &[u8],
-    old: &[u8],
+    old: &Finder<'_>,
     new: &[u8],
     depth: u8,
 ) {
@@ -95,29 +133,30 @@ fn replace_in_message(
         replace_into(inner, bytes, old, new, depth + 1, None);
     });
     let value = field_value(out.written_since(start));
-    if memchr::memmem::find(value, old).is_some() && std::str::from_utf8(value).is_ok() {
-        let value = replace_bytes(value, old, new);
+    if old.find(value).is_some() && std::str::from_utf8(value).is_ok() {
+        let mut edited = Vec::with_capacity(value.len());
+        replace_bytes_into(&mut edited, value, old, new);
         out.truncate(start);
-        if !(value.is_empty() && bytes == old) {
-            out.bytes(number, &value);
+        if !(edited.is_empty() && bytes == old.needle()) {
+            out.bytes(number, &edited);
         }
-    } else if value.is_empty() && bytes == old {
+    } else if value.is_empty() && bytes == old.needle() {
         out.truncate(start);
     }
 }
 
 /// Field `number`, bytes holding `old`: replaced where they are text, and
 /// dropped when they were exactly `old` and `new` is empty.
-fn replace_in_text(out: &mut Writer, number: u32, bytes: &[u8], old: &[u8], new: &[u8]) {
+fn replace_in_text(out: &mut Writer, number: u32, bytes: &[u8], old: &Finder<'_>, new: &[u8]) {
     if std::str::from_utf8(bytes).is_err() {
         out.bytes(number, bytes);
         return;
     }
-    if bytes == old && new.is_empty() {
+    if bytes == old.needle() && new.is_empty() {
         return;
     }
     let count = occurrences(bytes, old).count();
-    let len = bytes.len() - count * old.len() + count * new.len();
+    let len = bytes.len() - count * old.needle().len() + count * new.len();
     out.bytes_written(number, len, |buf| replace_bytes_into(buf, bytes, old, new));
 }
 
@@ -136,12 +175,13 @@ fn field_value(encoded: &[u8]) -> &[u8] {
 }
 
 /// Where `old` is in `text`, the places [`replace_bytes`] replaces.
-fn occurrences<'t>(text: &'t [u8], old: &'t [u8]) -> impl Iterator<Item = usize> + 't {
+fn occurrences<'t>(text: &'t [u8], old: &'t Finder<'_>) -> impl Iterator<Item = usize> + 't {
     let mut at = 0;
-    memchr::memmem::find_iter(text, old).filter(move |&found| {
+    let len = old.needle().len();
+    old.find_iter(text).filter(move |&found| {
         let counted = found >= at;
         if counted {
-            at = found + old.len();
+            at = found + len;
         }
         counted
     })
@@ -150,17 +190,17 @@ fn occurrences<'t>(text: &'t [u8], old: &'t [u8]) -> impl Iterator<Item = usize>
 /// `text` with every `old` replaced by `new`.
 pub fn replace_bytes(text: &[u8], old: &[u8], new: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
-    replace_bytes_into(&mut out, text, old, new);
+    replace_bytes_into(&mut out, text, &Finder::new(old), new);
     out
 }
 
 /// [`replace_bytes`] appended to `out`.
-fn replace_bytes_into(out: &mut Vec<u8>, text: &[u8], old: &[u8], new: &[u8]) {
+fn replace_bytes_into(out: &mut Vec<u8>, text: &[u8], old: &Finder<'_>, new: &[u8]) {
     let mut at = 0;
     for found in occurrences(text, old) {
         out.extend_from_slice(&text[at..found]);
         out.extend_from_slice(new);
-        at = found + old.len();
+        at = found + old.needle().len();
     }
     out.extend_from_slice(&text[at..]);
 }
@@ -227,6 +267,41 @@ pub fn renumber_metadata(metadata: &[u8], old: i64, new: i64) -> Option<Vec<u8>>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn holding_a_text_is_what_replacing_it_finds() {
+        let mut w = Writer::new();
+        w.varint(1, 15)
+            .string(2, "the secret word")
+            .message(3, |m| {
+                m.string(1, "hidden");
+            })
+            .bytes(4, &[0xff, 0x00, 0xfe]);
+        let bytes = w.into_bytes();
+        let cases: [(&[u32], &str); 7] = [
+            (&[2], "secret"),
+            (&[3], "secret"),
+            (&[3], "hidden"),
+            (&[2, 3], "hidden"),
+            (&[1, 4], "secret"),
+            (&[2], "absent"),
+            (&[2], ""),
+        ];
+        for (numbers, old) in cases {
+            assert_eq!(
+                holds_text_in(&bytes, numbers, &Finder::new(old)),
+                replace_text_in(&bytes, numbers, old, "x").is_some(),
+                "{numbers:?} {old:?}"
+            );
+        }
+        assert!(holds_text_in(&bytes, &[2], &Finder::new("secret")));
+        assert!(!holds_text_in(&bytes, &[3], &Finder::new("secret")));
+        let finder = Finder::new("secret");
+        assert_eq!(
+            replace_found_in(&bytes, &[2], &finder, "x"),
+            replace_text_in(&bytes, &[2], "secret", "x")
+        );
+    }
 
     #[test]
     fn text_is_replaced_at_every_depth_with_lengths_kept() {

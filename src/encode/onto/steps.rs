@@ -2,13 +2,15 @@
 //! new messages' steps where they stand.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use super::edit::payload_fields;
 use super::rows::generic_args;
 use super::step_row::StepRow;
-use super::{patch, Merge, OriginalStep};
+use super::{patch, Merge, OriginalStep, TextEdit};
 use crate::agy::steps::field;
 use crate::agy::wire;
+use crate::decode::summary::StepFacts;
 use crate::encode;
 use crate::error::Result;
 use crate::stream::io::Output;
@@ -56,8 +58,8 @@ impl Merge {
 
     /// Decides the current original step: kept, deleted or edited.
     pub(super) fn settle(&mut self, out: &mut Output) -> Result<()> {
-        let cur = self.cur.take().expect("a step to settle");
-        let result = self.decide(&cur, out);
+        let mut cur = self.cur.take().expect("a step to settle");
+        let result = self.decide(&mut cur, out);
         // The step's buffers serve the next steps: a large row would
         // otherwise fault in fresh pages for each copy.
         let OriginalStep { line, lines, .. } = cur;
@@ -71,7 +73,7 @@ impl Merge {
     }
 
     /// Kept, deleted or edited: writes what the step becomes.
-    fn decide(&mut self, cur: &OriginalStep, out: &mut Output) -> Result<()> {
+    fn decide(&mut self, cur: &mut OriginalStep, out: &mut Output) -> Result<()> {
         let call_removed = cur
             .call_id
             .as_ref()
@@ -88,7 +90,13 @@ impl Merge {
         }
         let patched = self.patch(cur)?;
         match patched {
-            Some(row) => self.keep(cur, Some(row), out),
+            Some(row) => {
+                // The original row is not written: let go of it before
+                // the edited one is copied to be renumbered (two Steps of
+                // a pasted text are already a hundred MB each).
+                cur.line = StepRow::Line(Vec::new());
+                self.keep(cur, Some(row), out)
+            }
             None => {
                 // Not an edit of this step's own kind: the step goes, and
                 // its messages (the unchanged ones too) are written as new
@@ -142,7 +150,11 @@ impl Merge {
         // An edited row says other things (its text, say) than the
         // original did; renumbering changes none of them.
         match &edited {
-            Some(row) => self.after.note(new, &row.facts()?),
+            Some(row) => {
+                let mut facts = row.facts()?;
+                self.share_user_text(cur.idx, &mut facts);
+                self.after.note(new, &facts);
+            }
             None => self.after.note(new, &cur.facts),
         }
         let changed_call = cur
@@ -204,10 +216,52 @@ impl Merge {
         row.write(out)
     }
 
-    pub(super) fn note_edit(&mut self, idx: i64, old: impl Into<String>, new: impl Into<String>) {
+    pub(super) fn note_edit(
+        &mut self,
+        idx: i64,
+        old: impl Into<Arc<str>>,
+        new: impl Into<Arc<str>>,
+    ) {
         self.text_edits
             .entry(idx)
             .or_default()
             .push((old.into(), new.into()));
+    }
+
+    /// Makes an edited step's user text in `facts` the one its text edit
+    /// keeps, when they are the same: held once, not twice.
+    fn share_user_text(&self, idx: i64, facts: &mut StepFacts) {
+        let Some(text) = &facts.user_text else {
+            return;
+        };
+        let edits = self.text_edits.get(&idx).map_or(&[][..], Vec::as_slice);
+        if let Some(new) = edited_text(edits, text) {
+            facts.user_text = Some(new);
+        }
+    }
+}
+
+/// The new text of `edits` that is `text`, if any.
+fn edited_text(edits: &[TextEdit], text: &str) -> Option<Arc<str>> {
+    edits
+        .iter()
+        .find(|(_, new)| **new == *text)
+        .map(|(_, new)| new.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edited_text_is_found_to_be_shared() {
+        let edits: Vec<TextEdit> = vec![
+            (Arc::from("a"), Arc::from("b")),
+            (Arc::from("old"), Arc::from("new")),
+        ];
+        let found = edited_text(&edits, "new").unwrap();
+        assert!(Arc::ptr_eq(&found, &edits[1].1));
+        assert!(edited_text(&edits, "old").is_none());
+        assert!(edited_text(&[], "new").is_none());
     }
 }
