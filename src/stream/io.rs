@@ -11,6 +11,7 @@ use std::io::{self, Read, Write};
 
 use crate::error::{Error, Result};
 use crate::stream::json;
+use crate::stream::writer::{Writer, WRITE_HERE_OVER};
 
 /// Reads newline-delimited records from one input (`-` is stdin).
 ///
@@ -216,6 +217,8 @@ pub fn shed(buf: &mut Vec<u8>) {
 pub struct Output {
     buf: Vec<u8>,
     sink: Sink,
+    /// The thread writing the buffers, when standard output is a pipe.
+    writer: Option<Writer>,
 }
 
 enum Sink {
@@ -234,19 +237,34 @@ impl Output {
     /// `Stdout` is line-buffered and searches every write for its last
     /// newline, and a plain file lets [`Output::copy_from_file`] hand the
     /// copying to the kernel.
+    ///
+    /// To a pipe the buffers are written by a thread of their own
+    /// ([`Writer`]), so that the next records are made while the last are
+    /// copied into the pipe.
     pub fn stdout() -> Output {
         use std::os::fd::AsFd;
         grow_pipe(1);
         match io::stdout().as_fd().try_clone_to_owned() {
-            Ok(fd) => Output::with_sink(Sink::File(File::from(fd))),
+            Ok(fd) => Output::file(File::from(fd)),
             Err(_) => Output::to(Box::new(io::stdout().lock())),
         }
     }
 
     /// A file, written like standard output: what [`Output::copy_from_file`]
-    /// copies into it is moved by the kernel.
+    /// copies into it is moved by the kernel, and a pipe is written by a
+    /// thread of its own.
     pub fn file(file: File) -> Output {
-        Output::with_sink(Sink::File(file))
+        use std::os::unix::fs::FileTypeExt;
+        let pipe = file.metadata().is_ok_and(|m| m.file_type().is_fifo());
+        // Best effort: without a second descriptor or thread, the buffers
+        // are written here.
+        let writer = pipe
+            .then(|| file.try_clone().ok().and_then(|f| Writer::start(f).ok()))
+            .flatten();
+        Output {
+            writer,
+            ..Output::with_sink(Sink::File(file))
+        }
     }
 
     pub fn to(sink: Box<dyn Write>) -> Output {
@@ -262,6 +280,7 @@ impl Output {
         Output {
             buf: Vec::with_capacity(FLUSH_AT * 2),
             sink,
+            writer: None,
         }
     }
 
@@ -287,6 +306,18 @@ impl Output {
     }
 
     fn write_out(&mut self) -> Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        if let Some(writer) = &mut self.writer {
+            if self.buf.len() <= WRITE_HERE_OVER {
+                let buf = std::mem::take(&mut self.buf);
+                self.buf = writer.hand_over(buf).map_err(Error::output)?;
+                return Ok(());
+            }
+            // A large record: written here, after what the thread holds.
+            writer.settle().map_err(Error::output)?;
+        }
         // The buffer keeps what the largest record made it grow to: giving
         // that back after each such record made every later one fault the
         // same pages in again.
@@ -323,7 +354,17 @@ impl Output {
     /// is already in memory elsewhere.
     pub fn write_through(&mut self, bytes: &[u8]) -> Result<()> {
         self.write_out()?;
+        self.settle()?;
         self.sink().write_all(bytes).map_err(Error::output)
+    }
+
+    /// Waits until the writing thread, if any, has written everything it
+    /// was given, before this thread writes to the sink itself.
+    fn settle(&mut self) -> Result<()> {
+        match &mut self.writer {
+            Some(writer) => writer.settle().map_err(Error::output),
+            None => Ok(()),
+        }
     }
 
     /// Writes `len` bytes of `file`, from its current position, after
@@ -334,6 +375,7 @@ impl Output {
         const SPOOL: &str = "temporary spool file";
         if matches!(self.sink, Sink::File(_)) {
             self.write_out()?;
+            self.settle()?;
             let Sink::File(sink) = &mut self.sink else {
                 unreachable!("checked just above")
             };
@@ -361,6 +403,7 @@ impl Output {
     /// Writes everything buffered and flushes the sink.
     pub fn flush(&mut self) -> Result<()> {
         self.write_out()?;
+        self.settle()?;
         self.sink().flush().map_err(Error::output)
     }
 }
@@ -426,6 +469,103 @@ mod tests {
         assert!(
             lines.buf.capacity() <= KEEP_AT_MOST,
             "the buffer went with the line"
+        );
+    }
+
+    /// An output into a pipe, and a thread reading everything from it,
+    /// slowly, so that the pipe is full and the writing thread waits with
+    /// buffers in hand while the output goes on.
+    fn piped_output() -> (Output, std::thread::JoinHandle<Vec<u8>>) {
+        let (mut reader, writer) = io::pipe().unwrap();
+        let drain = std::thread::spawn(move || {
+            let mut all = Vec::new();
+            let mut piece = vec![0; 1 << 18];
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            loop {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                match reader.read(&mut piece).unwrap() {
+                    0 => return all,
+                    n => all.extend_from_slice(&piece[..n]),
+                }
+            }
+        });
+        let file = File::from(std::os::fd::OwnedFd::from(writer));
+        (Output::file(file), drain)
+    }
+
+    #[test]
+    fn a_pipe_gets_every_byte_in_order_from_the_writing_thread() {
+        let (mut out, drain) = piped_output();
+        assert!(out.writer.is_some(), "a pipe is written by a thread");
+        let mut expected = Vec::new();
+        let mut spool = tempfile_with(b"spooled bytes\n");
+        for i in 0..3000u32 {
+            let record = format!(
+                "{{\"n\":{i},\"pad\":\"{}\"}}\n",
+                "p".repeat(i as usize % 700)
+            );
+            out.buf().extend_from_slice(record.as_bytes());
+            expected.extend_from_slice(record.as_bytes());
+            out.end_record().unwrap();
+            match i {
+                // A record over what is handed to the thread, written here.
+                1000 => {
+                    let big = vec![b'b'; WRITE_HERE_OVER + 10];
+                    out.buf().extend_from_slice(&big);
+                    expected.extend_from_slice(&big);
+                    out.end_record().unwrap();
+                }
+                2000 => {
+                    out.write_through(b"through\n").unwrap();
+                    expected.extend_from_slice(b"through\n");
+                }
+                2500 => {
+                    use std::io::Seek;
+                    spool.rewind().unwrap();
+                    out.copy_from_file(&mut spool, 14).unwrap();
+                    expected.extend_from_slice(b"spooled bytes\n");
+                }
+                _ => {}
+            }
+        }
+        out.flush().unwrap();
+        drop(out);
+        assert!(drain.join().unwrap() == expected);
+    }
+
+    /// A file holding `bytes`, unlinked.
+    fn tempfile_with(bytes: &[u8]) -> File {
+        let path = std::env::temp_dir().join(format!("agy-io-test-{}", std::process::id()));
+        let mut file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        std::fs::remove_file(&path).unwrap();
+        file.write_all(bytes).unwrap();
+        file
+    }
+
+    #[test]
+    fn a_closed_pipe_is_reported_by_the_writing_thread() {
+        let (reader, writer) = io::pipe().unwrap();
+        drop(reader);
+        let mut out = Output::file(File::from(std::os::fd::OwnedFd::from(writer)));
+        let mut failed = None;
+        for _ in 0..100 {
+            out.buf().extend_from_slice(&[b'x'; 1 << 16]);
+            if let Err(e) = out.end_record().and_then(|()| out.flush()) {
+                failed = Some(e);
+                break;
+            }
+        }
+        let failed = failed.expect("writing into a closed pipe fails");
+        assert_eq!(
+            failed.kind(),
+            crate::error::ErrorKind::BrokenPipe,
+            "{failed}"
         );
     }
 

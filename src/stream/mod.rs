@@ -4,7 +4,8 @@
 //! and brain files), [`message`] and [`message_reader`] the message stream
 //! (agy-decode and agy-encode's side: chat messages). [`json`] writes JSON
 //! text straight into a buffer, [`io`] reads numbered lines and writes
-//! buffered output, and [`spool`] holds output that has to wait.
+//! buffered output (to a pipe through [`writer`]'s thread), and [`spool`]
+//! holds output that has to wait.
 //!
 //! Imports: the ground floor and [`crate::agy`] (a tool call's arguments
 //! keep agy's argument order).
@@ -15,3 +16,4 @@ pub mod message;
 pub mod message_reader;
 pub mod record;
 pub mod spool;
+pub mod writer;
