@@ -350,17 +350,23 @@ mod tests {
         "\\\\\\\"\"",
     ];
 
+    /// `text` as the body of a JSON string literal, as serde_json writes
+    /// it and in `\u` escapes only (a surrogate pair too), as other writers
+    /// may.
+    fn bodies(text: &str) -> [String; 2] {
+        let literal = serde_json::to_string(text).unwrap();
+        let ascii = text
+            .encode_utf16()
+            .map(|unit| format!("\\u{unit:04x}"))
+            .collect();
+        [literal[1..literal.len() - 1].to_string(), ascii]
+    }
+
     #[test]
     fn pieces_join_to_the_text_at_every_size() {
         for text in SAMPLES {
-            let literal = serde_json::to_string(text).unwrap();
-            let body = &literal[1..literal.len() - 1];
-            // \u escapes and a surrogate pair too, as other writers write.
-            let ascii: String = text
-                .encode_utf16()
-                .map(|unit| format!("\\u{unit:04x}"))
-                .collect();
-            for body in [body, &ascii] {
+            let [body, ascii] = bodies(text);
+            for body in [&body, &ascii] {
                 assert_eq!(unescaped_len(body).unwrap().bytes, text.len(), "{body}");
                 for size in 1..=text.len() + 2 {
                     let all = pieces(body, size);
@@ -427,17 +433,12 @@ mod tests {
     #[test]
     fn raw_slices_never_cut_an_escape() {
         for text in SAMPLES {
-            let literal = serde_json::to_string(text).unwrap();
-            let body = &literal[1..literal.len() - 1];
-            let ascii: String = text
-                .encode_utf16()
-                .map(|unit| format!("\\u{unit:04x}"))
-                .collect();
+            let [body, ascii] = bodies(text);
             // Escapes too dense for a cut near where a slice would end.
             let dense = "\\\"".repeat(5000);
             let dense_body = dense.replace('\\', "\\\\").replace('"', "\\\"");
             let sources = [
-                (body, true),
+                (&body[..], true),
                 (&ascii[..], true),
                 (text, false),
                 (&dense_body[..], true),

@@ -272,6 +272,26 @@ static CONTROL_LETTERS: [u8; 16] = {
     letters
 };
 
+/// The first sixteen bytes of `bytes`, as a vector.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+#[inline]
+fn load16(bytes: &[u8]) -> std::arch::x86_64::__m128i {
+    let bytes: &[u8; 16] = bytes[..16].try_into().expect("16 bytes");
+    // SAFETY: 16 bytes are there; the load is unaligned.
+    unsafe { std::arch::x86_64::_mm_loadu_si128(bytes.as_ptr().cast()) }
+}
+
+/// Stores `v` into the first sixteen bytes of `dst`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+#[inline]
+fn store16(dst: &mut [u8], v: std::arch::x86_64::__m128i) {
+    let dst: &mut [u8; 16] = (&mut dst[..16]).try_into().expect("16 bytes");
+    // SAFETY: 16 bytes are there; the store is unaligned.
+    unsafe { std::arch::x86_64::_mm_storeu_si128(dst.as_mut_ptr().cast(), v) }
+}
+
 /// Escapes once, sixteen bytes at a time, with no branch per escape: the
 /// block's control characters are turned into their letters, and each half
 /// of it is spread by [`SPREAD`] so that a backslash goes before every
@@ -283,21 +303,11 @@ static CONTROL_LETTERS: [u8; 16] = {
 #[target_feature(enable = "ssse3")]
 fn escape_once_ssse3(src: &[u8], dst: &mut [u8]) -> (usize, usize) {
     use std::arch::x86_64::*;
-    let load = |bytes: &[u8]| {
-        let bytes: &[u8; 16] = bytes[..16].try_into().expect("16 bytes");
-        // SAFETY: 16 bytes are there; the load is unaligned.
-        unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) }
-    };
-    let store = |dst: &mut [u8], v: __m128i| {
-        let dst: &mut [u8; 16] = (&mut dst[..16]).try_into().expect("16 bytes");
-        // SAFETY: 16 bytes are there; the store is unaligned.
-        unsafe { _mm_storeu_si128(dst.as_mut_ptr().cast(), v) }
-    };
-    let letters = load(&CONTROL_LETTERS);
+    let letters = load16(&CONTROL_LETTERS);
     let backslash = _mm_set1_epi8(b'\\' as i8);
     let spread = |mapped: __m128i, mask: usize, first: i8| {
-        let picks = _mm_add_epi8(load(&SPREAD.picks[mask]), _mm_set1_epi8(first));
-        let places = load(&SPREAD.backslashes[mask]);
+        let picks = _mm_add_epi8(load16(&SPREAD.picks[mask]), _mm_set1_epi8(first));
+        let places = load16(&SPREAD.backslashes[mask]);
         let spread = _mm_shuffle_epi8(mapped, picks);
         _mm_or_si128(
             _mm_andnot_si128(places, spread),
@@ -308,7 +318,7 @@ fn escape_once_ssse3(src: &[u8], dst: &mut [u8]) -> (usize, usize) {
     // A block writes at most sixteen escapes of 6 bytes, or two stores of
     // 16 bytes.
     while i + 16 <= src.len() && n + 16 * 6 <= dst.len() {
-        let v = load(&src[i..]);
+        let v = load16(&src[i..]);
         // Unsigned v <= 0x1f: the smaller of v and 0x1f is v itself.
         let control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
         let special = _mm_or_si128(
@@ -320,7 +330,7 @@ fn escape_once_ssse3(src: &[u8], dst: &mut [u8]) -> (usize, usize) {
         );
         let mask = _mm_movemask_epi8(special) as usize;
         if mask == 0 {
-            store(&mut dst[n..], v);
+            store16(&mut dst[n..], v);
             (i, n) = (i + 16, n + 16);
             continue;
         }
@@ -337,9 +347,9 @@ fn escape_once_ssse3(src: &[u8], dst: &mut [u8]) -> (usize, usize) {
         }
         let mapped = _mm_or_si128(_mm_andnot_si128(control, v), _mm_and_si128(control, letter));
         let (low, high) = (mask & 0xff, mask >> 8);
-        store(&mut dst[n..], spread(mapped, low, 0));
+        store16(&mut dst[n..], spread(mapped, low, 0));
         n += 8 + low.count_ones() as usize;
-        store(&mut dst[n..], spread(mapped, high, 8));
+        store16(&mut dst[n..], spread(mapped, high, 8));
         n += 8 + high.count_ones() as usize;
         i += 16;
     }
@@ -354,31 +364,21 @@ fn escape_once_ssse3(src: &[u8], dst: &mut [u8]) -> (usize, usize) {
 #[target_feature(enable = "avx2")]
 fn escape_once_avx2(src: &[u8], dst: &mut [u8]) -> (usize, usize) {
     use std::arch::x86_64::*;
-    let load = |bytes: &[u8]| {
-        let bytes: &[u8; 16] = bytes[..16].try_into().expect("16 bytes");
-        // SAFETY: 16 bytes are there; the load is unaligned.
-        unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) }
-    };
-    let store = |dst: &mut [u8], v: __m128i| {
-        let dst: &mut [u8; 16] = (&mut dst[..16]).try_into().expect("16 bytes");
-        // SAFETY: 16 bytes are there; the store is unaligned.
-        unsafe { _mm_storeu_si128(dst.as_mut_ptr().cast(), v) }
-    };
     let both = |low: __m128i, high: __m128i| {
         _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(low), high)
     };
-    let letters = _mm256_broadcastsi128_si256(load(&CONTROL_LETTERS));
+    let letters = _mm256_broadcastsi128_si256(load16(&CONTROL_LETTERS));
     let backslash = _mm256_set1_epi8(b'\\' as i8);
     // Spreads the half of each lane that starts `first` bytes into it, by
     // the masks of its bytes to escape (`low` lane, `high` lane).
     let spread = |mapped: __m256i, low: usize, high: usize, first: i8| {
         let picks = _mm256_add_epi8(
-            both(load(&SPREAD.picks[low]), load(&SPREAD.picks[high])),
+            both(load16(&SPREAD.picks[low]), load16(&SPREAD.picks[high])),
             _mm256_set1_epi8(first),
         );
         let places = both(
-            load(&SPREAD.backslashes[low]),
-            load(&SPREAD.backslashes[high]),
+            load16(&SPREAD.backslashes[low]),
+            load16(&SPREAD.backslashes[high]),
         );
         let spread = _mm256_shuffle_epi8(mapped, picks);
         _mm256_or_si256(
@@ -438,7 +438,7 @@ fn escape_once_avx2(src: &[u8], dst: &mut [u8]) -> (usize, usize) {
                 0 | 1 => _mm256_castsi256_si128(lanes),
                 _ => _mm256_extracti128_si256::<1>(lanes),
             };
-            store(&mut dst[n..], lane);
+            store16(&mut dst[n..], lane);
             n += 8 + quarter(q).count_ones() as usize;
         }
         i += 32;
