@@ -325,35 +325,8 @@ impl Reader {
 
     /// The row of conversation `id`, if the index has one.
     pub fn row(&self, id: &str) -> Result<Option<IndexRow>> {
-        let sql = format!(
-            "SELECT * FROM {} WHERE conversation_id = ?1 ORDER BY rowid LIMIT 1",
-            sqlite::quote_identifier(TABLE)
-        );
-        let read = || -> Result<Option<IndexRow>> {
-            let mut stmt = self.db.conn.prepare_cached(&sql)?;
-            let row = stmt.query_row([id], |row| Ok(self.cells(row))).optional()?;
-            row.transpose()
-        };
-        read().map_err(|e| e.context(format!("{}: row of {id}", self.path.display())))
-    }
-
-    fn cells(&self, row: &rusqlite::Row<'_>) -> Result<IndexRow> {
-        let cells = self
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(i, column)| {
-                let cell = sqlite::cell(row, i)?;
-                Ok((
-                    column.name.clone(),
-                    JsonCell::from_cell(&cell, column.blob_affinity),
-                ))
-            })
-            .collect::<Result<_>>()?;
-        Ok(IndexRow {
-            user_version: self.user_version,
-            cells,
-        })
+        read_row(&self.db.conn, &self.columns, self.user_version, id)
+            .map_err(|e| e.context(format!("{}: row of {id}", self.path.display())))
     }
 }
 

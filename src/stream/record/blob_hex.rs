@@ -93,26 +93,37 @@ fn hex_digit_blocks_vectored(_text: &[u8]) -> usize {
     0
 }
 
+/// The sixteen bytes at the start of `block` as a vector, and the mask of
+/// those that are letters, when every one is a hex digit (of either case).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+#[inline]
+fn hex_block_sse2(
+    block: &[u8],
+) -> Option<(std::arch::x86_64::__m128i, std::arch::x86_64::__m128i)> {
+    use std::arch::x86_64::*;
+    let low = u64::from_le_bytes(block[..8].try_into().expect("eight bytes"));
+    let high = u64::from_le_bytes(block[8..16].try_into().expect("eight bytes"));
+    let v = _mm_set_epi64x(high as i64, low as i64);
+    // Signed compares: bytes of 0x80 and above are negative, so fail.
+    let digit = _mm_and_si128(
+        _mm_cmpgt_epi8(v, _mm_set1_epi8(b'0' as i8 - 1)),
+        _mm_cmplt_epi8(v, _mm_set1_epi8(b'9' as i8 + 1)),
+    );
+    let folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+    let letter = _mm_and_si128(
+        _mm_cmpgt_epi8(folded, _mm_set1_epi8(b'a' as i8 - 1)),
+        _mm_cmplt_epi8(folded, _mm_set1_epi8(b'f' as i8 + 1)),
+    );
+    (_mm_movemask_epi8(_mm_or_si128(digit, letter)) == 0xffff).then_some((v, letter))
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
 fn hex_digit_blocks_sse2(text: &[u8]) -> usize {
-    use std::arch::x86_64::*;
     let mut checked = 0;
     for block in text.chunks_exact(16) {
-        let low = u64::from_le_bytes(block[..8].try_into().expect("eight bytes"));
-        let high = u64::from_le_bytes(block[8..].try_into().expect("eight bytes"));
-        let v = _mm_set_epi64x(high as i64, low as i64);
-        // As in decode_hex_sse2: signed compares fail bytes of 0x80 and up.
-        let digit = _mm_and_si128(
-            _mm_cmpgt_epi8(v, _mm_set1_epi8(b'0' as i8 - 1)),
-            _mm_cmplt_epi8(v, _mm_set1_epi8(b'9' as i8 + 1)),
-        );
-        let folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
-        let letter = _mm_and_si128(
-            _mm_cmpgt_epi8(folded, _mm_set1_epi8(b'a' as i8 - 1)),
-            _mm_cmplt_epi8(folded, _mm_set1_epi8(b'f' as i8 + 1)),
-        );
-        if _mm_movemask_epi8(_mm_or_si128(digit, letter)) != 0xffff {
+        if hex_block_sse2(block).is_none() {
             break;
         }
         checked += 16;
@@ -218,22 +229,9 @@ fn decode_hex_sse2(text: &[u8], out: &mut [u8]) -> usize {
     use std::arch::x86_64::*;
     let mut written = 0;
     for (src, dst) in text.chunks_exact(16).zip(out.chunks_exact_mut(8)) {
-        let low = u64::from_le_bytes(src[..8].try_into().expect("eight bytes"));
-        let high = u64::from_le_bytes(src[8..].try_into().expect("eight bytes"));
-        let v = _mm_set_epi64x(high as i64, low as i64);
-        // Signed compares: bytes of 0x80 and above are negative, so fail.
-        let digit = _mm_and_si128(
-            _mm_cmpgt_epi8(v, _mm_set1_epi8(b'0' as i8 - 1)),
-            _mm_cmplt_epi8(v, _mm_set1_epi8(b'9' as i8 + 1)),
-        );
-        let folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
-        let letter = _mm_and_si128(
-            _mm_cmpgt_epi8(folded, _mm_set1_epi8(b'a' as i8 - 1)),
-            _mm_cmplt_epi8(folded, _mm_set1_epi8(b'f' as i8 + 1)),
-        );
-        if _mm_movemask_epi8(_mm_or_si128(digit, letter)) != 0xffff {
+        let Some((v, letter)) = hex_block_sse2(src) else {
             break;
-        }
+        };
         // '0'..'9' & 0xf is the value; 'a'..'f' and 'A'..'F' & 0xf is 1..6.
         let nibbles = _mm_add_epi8(
             _mm_and_si128(v, _mm_set1_epi8(0x0f)),
