@@ -42,6 +42,13 @@ fn pack(root: &Path, args: &[&str], stream: &[u8]) -> std::process::Output {
     run("agy-pack", &all, stream)
 }
 
+/// agy-dump of conversation A's database alone (so with its index row,
+/// but no other conversation's).
+fn dump_of_a(root: &std::path::Path) -> Vec<u8> {
+    let db = root.join("conversations").join(format!("{A}.db"));
+    dump_of(&[db.to_str().unwrap()])
+}
+
 #[test]
 fn dump_then_pack_carries_the_index_rows_byte_for_byte() {
     for shape in [Shape::V1116, Shape::V3] {
@@ -113,11 +120,7 @@ fn packing_touches_no_other_conversations_row() {
     let s = Scratch::new("index-others");
     let src = s.join("src");
     root_with(&src, Some(Shape::V3));
-    let stream = dump_of(&[src
-        .join("conversations")
-        .join(format!("{A}.db"))
-        .to_str()
-        .unwrap()]);
+    let stream = dump_of_a(&src);
     assert_eq!(index_records(&stream).len(), 1);
     // The destination's index lists other conversations, one of them with
     // the same title; and a 19-column index takes the 21-column row's 19.
@@ -142,11 +145,7 @@ fn a_stream_whose_cascade_id_names_another_conversation_is_refused() {
     let s = Scratch::new("index-cascade");
     let src = s.join("src");
     root_with(&src, None);
-    let stream = dump_of(&[src
-        .join("conversations")
-        .join(format!("{A}.db"))
-        .to_str()
-        .unwrap()]);
+    let stream = dump_of_a(&src);
     // The same rows under another conversation id: agy would fail with
     // "trajectory not found".
     let renamed = String::from_utf8(stream).unwrap().replace(
@@ -170,11 +169,7 @@ fn an_index_row_of_another_conversation_is_refused() {
     let s = Scratch::new("index-owner");
     let src = s.join("src");
     root_with(&src, Some(Shape::V1116));
-    let stream = dump_of(&[src
-        .join("conversations")
-        .join(format!("{A}.db"))
-        .to_str()
-        .unwrap()]);
+    let stream = dump_of_a(&src);
     let text = String::from_utf8(stream).unwrap();
     let wrong = text.replace(
         &format!("\"row\":{{\"conversation_id\":\"{A}\""),
@@ -230,11 +225,7 @@ fn a_run_killed_before_the_index_leaves_it_as_it_was_and_the_next_finishes() {
     let s = Scratch::new("index-kill");
     let src = s.join("src");
     root_with(&src, Some(Shape::V3));
-    let stream = dump_of(&[src
-        .join("conversations")
-        .join(format!("{A}.db"))
-        .to_str()
-        .unwrap()]);
+    let stream = dump_of_a(&src);
     let dst = s.join("dst");
     let conn = idx::create(&dst, Shape::V3);
     idx::agy_row(&conn, A, "An older title", 2, 0);

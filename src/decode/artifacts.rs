@@ -106,16 +106,18 @@ impl Artifacts {
             self.last = Some((name, part));
             part
         };
+        let bytes;
         let text = match content {
-            FileContent::Text(text) => text.to_string(),
+            FileContent::Text(text) => text.as_ref(),
             FileContent::Hex(hex_text) => {
-                crate::agy::wire::lossy_str(&decode_hex(hex_text)?).into_owned()
+                bytes = decode_hex(hex_text)?;
+                &crate::agy::wire::lossy_str(&bytes)
             }
         };
         let name = self.last.as_ref().expect("set above").0.clone();
         match part {
-            Part::Text { .. } => self.entry(&name).text.push_str(&text),
-            Part::Metadata => self.metadata.push_str(&text),
+            Part::Text { .. } => self.entry(&name).text.push_str(text),
+            Part::Metadata => self.metadata.push_str(text),
         }
         Ok(())
     }
