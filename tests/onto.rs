@@ -612,12 +612,8 @@ fn jq_edits_change_only_the_steps_they_touch() {
     for old in 11..=12 {
         let moved = &after[&steps_key(old - 1)];
         let was = &before[&steps_key(old)];
-        let step = agy_tools::encode::onto::patch::renumber_step(
-            &blob(moved, "step_payload"),
-            old - 1,
-            old,
-        )
-        .unwrap();
+        let step = agy_tools::agy::patch::renumber_step(&blob(moved, "step_payload"), old - 1, old)
+            .unwrap();
         assert_eq!(
             step,
             blob(was, "step_payload"),

@@ -3,10 +3,15 @@
 //! [`wire`] reads and writes protobuf without a schema, [`steps`] names the
 //! field and type numbers of agy's step schema, and [`tools`] maps agy's
 //! native tool names and argument keys to the ones people know from Claude
-//! Code. Everything above reads agy's blobs through these three.
+//! Code. Everything above reads agy's blobs through these three. [`patch`]
+//! edits a step's bytes in place (a text replaced at every depth, a step
+//! renumbered), for every tool that changes a conversation, and [`brain`]
+//! says which brain files and transcript lines belong to which step.
 //!
 //! Imports: the ground floor ([`crate::error`], [`crate::time`]) only.
 
+pub mod brain;
+pub mod patch;
 pub mod steps;
 pub mod tools;
 pub mod wire;

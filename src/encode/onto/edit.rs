@@ -5,7 +5,8 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::step_row::StepRow;
-use super::{patch, Merge, OriginalStep};
+use super::{Merge, OriginalStep};
+use crate::agy::patch;
 use crate::agy::steps::field;
 use crate::agy::wire;
 use crate::encode::{self, join};

@@ -9,7 +9,7 @@
 //! - lines equal byte for byte to the step's own: the step is unchanged and
 //!   its row goes out as it was;
 //! - lines that name the step's `idx` but differ: the step is edited, and
-//!   only what changed is rewritten in its bytes ([`patch`]);
+//!   only what changed is rewritten in its bytes ([`crate::agy::patch`]);
 //! - no line names the step: deleted, unless the stream could not have
 //!   shown it (a call still running, or a bookkeeping step in a stream
 //!   decoded without `--all`), in which case it is kept;
@@ -29,10 +29,10 @@
 //! (kept, renumbered, deleted, edited, new steps where they stand), `edit`
 //! turns a changed message into edits of the step's bytes, `rows` writes
 //! the held rows and the brain files with the numbering and the edits
-//! applied, and [`patch`] is the schema-free protobuf editing they share.
+//! applied, and [`crate::agy::patch`] is the schema-free protobuf editing they share.
 
 mod edit;
-pub mod patch;
+
 mod rows;
 mod step_row;
 mod steps;
@@ -47,9 +47,9 @@ use crate::encode::{self, Synth};
 use crate::error::{Error, Result};
 use crate::stream::io::{Lines, Output};
 use crate::stream::message::{Block, InputRecord, Role};
+use crate::stream::record::write_line;
 use crate::stream::record::Record;
 use crate::stream::spool::Spool;
-use rows::write_line;
 use step_row::StepRow;
 
 /// What the merge needs to know besides the two streams.

@@ -4,13 +4,14 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use super::{patch, Merge, Merger};
+use super::{Merge, Merger};
 use crate::agy::steps::field;
 use crate::agy::wire;
+use crate::agy::{brain, patch};
 use crate::error::{Error, Result};
 use crate::stream::io::Output;
 use crate::stream::message::ToolInput;
-use crate::stream::record::{FileContent, Record};
+use crate::stream::record::{edit_row, write_line, CellEdit, FileContent, Record};
 
 impl Merger {
     /// The held rows of other tables, with the step numbering applied.
@@ -158,9 +159,7 @@ impl Merger {
                     conv.write_transcript_part(out, &open, true, &carry)?;
                 }
             }
-            let is_transcript =
-                path.starts_with(".system_generated/logs/transcript") && path.ends_with(".jsonl");
-            if is_transcript && !identity {
+            if brain::is_transcript(path) && !identity {
                 if let FileContent::Text(text) = content {
                     let mut carry = match transcript.take() {
                         Some((_, carry)) => carry,
@@ -217,7 +216,7 @@ impl Merger {
                 continue;
             }
             // A step's own files (a spilled output) get its text edits.
-            let edits = step_of_path(path).and_then(|old| conv.text_edits.get(&old));
+            let edits = brain::step_of_path(path).and_then(|old| conv.text_edits.get(&old));
             let edited = match (edits, content) {
                 (Some(edits), FileContent::Text(text)) => {
                     let mut bytes = text.as_bytes().to_vec();
@@ -294,23 +293,14 @@ impl Merge {
     /// A line is copied only as an edit changes it (a pasted text's line is
     /// tens of MB, and so is each escaped form of the edit).
     pub(super) fn transcript_line(&self, line: &[u8], out: &mut Vec<u8>) -> bool {
-        const HEAD: &[u8] = b"{\"step_index\":";
-        let Some(rest) = line.strip_prefix(HEAD) else {
-            out.extend_from_slice(line);
-            return true;
-        };
-        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-        let Some(old) = std::str::from_utf8(&rest[..digits])
-            .ok()
-            .and_then(|d| d.parse::<i64>().ok())
-        else {
+        let Some((old, at)) = brain::line_step(line) else {
             out.extend_from_slice(line);
             return true;
         };
         let Some(new) = self.new_idx(old) else {
             return false;
         };
-        let mut tail = Cow::Borrowed(&rest[digits..]);
+        let mut tail = Cow::Borrowed(&line[at..]);
         for (o, n) in self.text_edits.get(&old).into_iter().flatten() {
             // Texts sit in the line as JSON strings; tool arguments as JSON
             // text inside those, escaped twice.
@@ -327,7 +317,7 @@ impl Merge {
                 tail = Cow::Owned(patch::replace_bytes(&tail, &eo2, &en2));
             }
         }
-        out.extend_from_slice(HEAD);
+        out.extend_from_slice(brain::LINE_HEAD);
         out.extend_from_slice(new.to_string().as_bytes());
         out.extend_from_slice(&tail);
         true
@@ -336,13 +326,10 @@ impl Merge {
     /// A brain path with its `steps/<idx>/` renumbered; `None` when that
     /// step was deleted.
     pub(super) fn renumber_path(&self, path: &str) -> Option<String> {
-        let Some(old) = step_of_path(path) else {
+        let Some(old) = brain::step_of_path(path) else {
             return Some(path.to_string());
         };
-        let new = self.new_idx(old)?;
-        let (prefix, rest) = path.split_at(path.find("steps/").expect("a step's path") + 6);
-        let tail = &rest[old.to_string().len()..];
-        Some(format!("{prefix}{new}{tail}"))
+        brain::path_for_step(path, self.new_idx(old)?)
     }
 }
 
@@ -351,33 +338,6 @@ fn escaped(text: &str) -> Vec<u8> {
     let mut out = Vec::new();
     crate::stream::json::write_str_body(&mut out, text);
     out
-}
-
-/// The step a brain path belongs to: `steps/<idx>/…` or
-/// `.system_generated/steps/<idx>/…`.
-pub(super) fn step_of_path(path: &str) -> Option<i64> {
-    let rest = path
-        .strip_prefix("steps/")
-        .or_else(|| path.strip_prefix(".system_generated/steps/"))?;
-    let (number, _) = rest.split_once('/')?;
-    let idx: i64 = number.parse().ok()?;
-    (idx.to_string() == number).then_some(idx)
-}
-
-/// A line longer than this goes to the output as it is, not copied into
-/// its buffer: a row of 200 MB would be there twice.
-const WRITE_THROUGH_AT: usize = 1 << 20;
-
-/// Writes `line` and its newline as one record.
-pub(super) fn write_line(out: &mut Output, line: &[u8]) -> Result<()> {
-    if line.len() > WRITE_THROUGH_AT {
-        out.write_through(line)?;
-        out.buf().push(b'\n');
-        return out.end_record();
-    }
-    out.buf().extend_from_slice(line);
-    out.buf().push(b'\n');
-    out.end_record()
 }
 
 /// The GENERIC args map entries `{1 key, 2 value}` of a ChatToolCall's
@@ -412,33 +372,6 @@ fn data_blob(row: &crate::stream::record::RowCells<'_>) -> Result<Option<Vec<u8>
         .map(|c| c.blob_bytes())
         .transpose()?
         .flatten())
-}
-
-/// A new value for one cell of a row.
-pub(super) enum CellEdit {
-    Integer(i64),
-    Blob(Vec<u8>),
-    Null,
-}
-
-/// `line` (a `row` record) with some cells replaced; every other byte of
-/// the record as it was.
-pub(super) fn edit_row(line: &[u8], edits: &[(&str, CellEdit)]) -> Result<Vec<u8>> {
-    let mut record: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_slice(line).map_err(|e| Error::data(format!("bad JSON: {e}")))?;
-    let row = record
-        .get_mut("row")
-        .and_then(|r| r.as_object_mut())
-        .ok_or_else(|| Error::data("row record has no \"row\" object"))?;
-    for (column, edit) in edits {
-        let value = match edit {
-            CellEdit::Integer(v) => serde_json::Value::from(*v),
-            CellEdit::Blob(bytes) => serde_json::Value::String(hex::encode(bytes)),
-            CellEdit::Null => serde_json::Value::Null,
-        };
-        row.insert(column.to_string(), value);
-    }
-    Ok(serde_json::to_vec(&record).expect("serializing to a Vec cannot fail"))
 }
 
 /// The Step blob of a `steps` row line.

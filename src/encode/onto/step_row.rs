@@ -12,11 +12,12 @@
 
 use std::borrow::Cow;
 
-use super::rows::{edit_row, row_with_step, side_column_edits, step_bytes_of, write_line};
+use super::rows::{row_with_step, side_column_edits, step_bytes_of};
 use crate::decode::summary::StepFacts;
 use crate::error::{Error, Result};
 use crate::stream::io::{Output, KEEP_AT_MOST};
 use crate::stream::record::{decode_hex_bytes_into, Record};
+use crate::stream::record::{edit_row, write_line};
 
 /// A steps row, held whole or as its payload.
 #[derive(Clone)]

@@ -34,10 +34,12 @@
 //! exponent, so `1.0` stays REAL.
 
 mod blob_hex;
+mod edit;
 mod read;
 mod write;
 
 pub use blob_hex::{decode_hex, decode_hex_bytes_into, decode_hex_into, is_hex_digits};
+pub use edit::{edit_row, write_line, CellEdit};
 pub use read::{canonical_file_line, CanonicalFile, FileContent, JsonCell, Record, RowCells};
 pub use write::{
     file_part_len, is_blob_affinity, write_cell, write_db, write_file_part,

@@ -1,4 +1,4 @@
-//! Byte-level edits of one step for `agy-encode --onto`: every byte the
+//! Byte-level edits of one step (`agy-encode --onto`, `agy-edit`): every byte the
 //! edit does not concern stays as it was.
 //!
 //! Nothing here knows a schema beyond the field numbers it changes. A text
@@ -248,7 +248,7 @@ pub fn renumber_step(step: &[u8], old: i64, new: i64) -> Option<Vec<u8>> {
 }
 
 /// The bytes an edit made, `None` when none did (they are still borrowed).
-pub(super) fn owned(bytes: Cow<'_, [u8]>) -> Option<Vec<u8>> {
+pub fn owned(bytes: Cow<'_, [u8]>) -> Option<Vec<u8>> {
     match bytes {
         Cow::Owned(bytes) => Some(bytes),
         Cow::Borrowed(_) => None,

@@ -1,0 +1,49 @@
+//! Records changed in place: a record written again as it came, and a
+//! `row` record with some of its cells replaced, every other byte kept.
+//! agy-encode `--onto` and agy-edit change conversations this way.
+
+use crate::error::{Error, Result};
+use crate::stream::io::Output;
+
+/// A line longer than this goes to the output as it is, not copied into
+/// its buffer: a row of 200 MB would be there twice.
+const WRITE_THROUGH_AT: usize = 1 << 20;
+
+/// Writes `line` and its newline as one record.
+pub fn write_line(out: &mut Output, line: &[u8]) -> Result<()> {
+    if line.len() > WRITE_THROUGH_AT {
+        out.write_through(line)?;
+        out.buf().push(b'\n');
+        return out.end_record();
+    }
+    out.buf().extend_from_slice(line);
+    out.buf().push(b'\n');
+    out.end_record()
+}
+
+/// A new value for one cell of a row.
+pub enum CellEdit {
+    Integer(i64),
+    Blob(Vec<u8>),
+    Null,
+}
+
+/// `line` (a `row` record) with some cells replaced; every other byte of
+/// the record as it was.
+pub fn edit_row(line: &[u8], edits: &[(&str, CellEdit)]) -> Result<Vec<u8>> {
+    let mut record: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(line).map_err(|e| Error::data(format!("bad JSON: {e}")))?;
+    let row = record
+        .get_mut("row")
+        .and_then(|r| r.as_object_mut())
+        .ok_or_else(|| Error::data("row record has no \"row\" object"))?;
+    for (column, edit) in edits {
+        let value = match edit {
+            CellEdit::Integer(v) => serde_json::Value::from(*v),
+            CellEdit::Blob(bytes) => serde_json::Value::String(hex::encode(bytes)),
+            CellEdit::Null => serde_json::Value::Null,
+        };
+        row.insert(column.to_string(), value);
+    }
+    Ok(serde_json::to_vec(&record).expect("serializing to a Vec cannot fail"))
+}
