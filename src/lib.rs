@@ -11,9 +11,10 @@
 //! 4. [`kinds`]: step kinds as messages, both ways; [`store`]: SQLite
 //!    databases and the data root;
 //! 5. one folder per tool: [`decode`] (rows to messages), then [`encode`]
-//!    (messages to rows, and `--onto` edits), [`pack`] (rows to databases)
-//!    and [`list`] (a root's conversations, agy-ls); then [`format`] (other
-//!    agents' formats) and [`render`] (pages for people);
+//!    (messages to rows, and `--onto` edits), [`edit`] (rows to rows:
+//!    conversation surgery), [`pack`] (rows to databases) and [`list`] (a
+//!    root's conversations, agy-ls); then [`format`] (other agents' formats)
+//!    and [`render`] (pages for people);
 //! 6. [`cli`]: the flags and the shell around a binary.
 //!
 //! The binaries in `src/bin/` are thin mains over [`cli`] and the tool
@@ -29,6 +30,7 @@ pub mod kinds;
 pub mod store;
 
 pub mod decode;
+pub mod edit;
 pub mod encode;
 pub mod format;
 pub mod list;

@@ -16,7 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["stream"],
     &["kinds", "store"],
     &["decode"],
-    &["encode", "pack", "list"],
+    &["encode", "edit", "pack", "list"],
     &["format", "render"],
     &["cli"],
 ];

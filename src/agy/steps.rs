@@ -279,6 +279,7 @@ pub mod field {
         /// source_trajectory_step_info {1 trajectory_id, 2 step_index, 4
         /// cascade_id} (FORMAT.md 5, grade A): a step names its own idx.
         pub const SOURCE_STEP_INFO: u32 = 20;
+        pub const SOURCE_TRAJECTORY_ID: u32 = 1;
         pub const SOURCE_STEP_INDEX: u32 = 2;
         pub const STEP_GENERATION_VERSION: u32 = 21;
         pub const MODEL_INFO: u32 = 24;

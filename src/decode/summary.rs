@@ -203,6 +203,11 @@ impl Summarizer {
             .note(idx, &StepFacts::of_step(step, type_column, metadata));
     }
 
+    /// One step, by facts already read from it. Counts it.
+    pub fn note(&mut self, idx: i64, facts: &StepFacts) {
+        self.tally.note(idx, facts);
+    }
+
     /// The facts of the steps so far, leaving none here.
     pub fn take_tally(&mut self) -> Tally {
         std::mem::take(&mut self.tally)

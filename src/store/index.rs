@@ -89,7 +89,7 @@ impl IndexRow {
     }
 
     /// Replaces the value of `column`, if the row has it.
-    fn set(&mut self, column: &str, value: JsonCell<'static>) {
+    pub fn set(&mut self, column: &str, value: JsonCell<'static>) {
         if let Some((_, cell)) = self.cells.iter_mut().find(|(n, _)| n == column) {
             *cell = value;
         }

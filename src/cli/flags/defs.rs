@@ -131,14 +131,29 @@ An unchanged conversation is not opened.
                 Ok(())
             },
         },
-        docs: &[Doc {
-            bins: &[Bin::Encode],
-            help: "conversation id of records that carry no \"conversation\"",
-            man: r#"The conversation of records that carry no
+        docs: &[
+            Doc {
+                bins: &[Bin::Encode],
+                help: "conversation id of records that carry no \"conversation\"",
+                man: r#"The conversation of records that carry no
 .BR conversation .
 Without it such a record is an error.
 "#,
-        }],
+            },
+            Doc {
+                bins: &[Bin::Edit],
+                help: "fork: the new conversation's id (default: derived from the parent and \
+                   the cut)",
+                man: r#"For
+.BR fork :
+the new conversation's id.
+Without it the id is derived from the parent's id and the cut, so the same
+fork of the same conversation gets the same id, and the output can be
+compared with
+.BR cmp (1).
+"#,
+            },
+        ],
     },
     Flag {
         long: "generic",
@@ -180,6 +195,102 @@ that they were decoded from (a file, or a pipe such as
 .BR "<(agy\-dump x.db)" ).
 See
 .BR "WRITING BACK" .
+"#,
+        }],
+    },
+    // agy-edit: where a fork or a rewind cuts.
+    Flag {
+        long: "at",
+        short: None,
+        kind: Kind::Value {
+            name: "STEP",
+            complete: Complete::Text,
+            update: |args, value| {
+                args.at = Some(step_number("--at", value)?);
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Edit],
+            help: "fork: keep the steps up to and with step STEP",
+            man: r#"For
+.BR fork :
+the fork keeps the steps up to and with step
+.I STEP
+(the
+.B idx
+that
+.BR agy\-decode (1)
+shows on each message).
+"#,
+        }],
+    },
+    Flag {
+        long: "turn",
+        short: None,
+        kind: Kind::Value {
+            name: "N",
+            complete: Complete::Text,
+            update: |args, value| {
+                args.turn = Some(turn_count("--turn", value)?);
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Edit],
+            help: "fork: keep the first N user turns and their replies",
+            man: r#"For
+.BR fork :
+the fork keeps the first
+.I N
+user turns, each with everything that followed it up to the next one (the
+reply, its tool calls, bookkeeping steps).
+"#,
+        }],
+    },
+    Flag {
+        long: "to",
+        short: None,
+        kind: Kind::Value {
+            name: "STEP",
+            complete: Complete::Text,
+            update: |args, value| {
+                args.to = Some(step_number("--to", value)?);
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Edit],
+            help: "rewind: remove step STEP and every step after it",
+            man: r#"For
+.BR rewind :
+remove step
+.I STEP
+and every step after it, as agy's
+.B /rewind
+to that message does.
+"#,
+        }],
+    },
+    Flag {
+        long: "turns",
+        short: None,
+        kind: Kind::Value {
+            name: "N",
+            complete: Complete::Text,
+            update: |args, value| {
+                args.turns = Some(turn_count("--turns", value)?);
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Edit],
+            help: "rewind: remove the last N user turns and what followed them",
+            man: r#"For
+.BR rewind :
+remove the last
+.I N
+user turns and everything that followed them.
 "#,
         }],
     },
@@ -713,6 +824,26 @@ source <({name} \-\-generate complete\-zsh)
         }],
     },
 ];
+
+/// A step's idx from the command line.
+fn step_number(flag: &str, value: std::ffi::OsString) -> Result<i64, Error> {
+    let text = value.string()?;
+    text.parse::<i64>().ok().filter(|&n| n >= 0).ok_or_else(|| {
+        Error::usage(format!(
+            "{flag} takes a step number (0 or more), not {text:?}"
+        ))
+    })
+}
+
+/// A count of user turns from the command line.
+fn turn_count(flag: &str, value: std::ffi::OsString) -> Result<u64, Error> {
+    let text = value.string()?;
+    text.parse::<u64>().ok().filter(|&n| n >= 1).ok_or_else(|| {
+        Error::usage(format!(
+            "{flag} takes a number of turns (1 or more), not {text:?}"
+        ))
+    })
+}
 
 #[cfg(test)]
 mod tests {

@@ -26,7 +26,7 @@
 //!
 //! ```text
 //! cargo build --bins
-//! for b in dump decode encode pack render ls; do
+//! for b in dump decode encode edit pack render ls; do
 //!     target/debug/agy-$b --generate man > man/agy-$b.1
 //! done
 //! ```
@@ -54,16 +54,18 @@ pub enum Bin {
     Dump,
     Decode,
     Encode,
+    Edit,
     Pack,
     Render,
     Ls,
 }
 
 impl Bin {
-    pub const ALL: [Bin; 6] = [
+    pub const ALL: [Bin; 7] = [
         Bin::Dump,
         Bin::Decode,
         Bin::Encode,
+        Bin::Edit,
         Bin::Pack,
         Bin::Render,
         Bin::Ls,
@@ -75,6 +77,7 @@ impl Bin {
             Bin::Dump => "agy-dump",
             Bin::Decode => "agy-decode",
             Bin::Encode => "agy-encode",
+            Bin::Edit => "agy-edit",
             Bin::Pack => "agy-pack",
             Bin::Render => "agy-render",
             Bin::Ls => "agy-ls",

@@ -121,6 +121,14 @@ pub struct Args {
     pub list_format: crate::list::Format,
     /// agy-render `-o, --out`.
     pub out: Option<PathBuf>,
+    /// agy-edit `--at` (fork).
+    pub at: Option<i64>,
+    /// agy-edit `--turn` (fork).
+    pub turn: Option<u64>,
+    /// agy-edit `--to` (rewind).
+    pub to: Option<i64>,
+    /// agy-edit `--turns` (rewind).
+    pub turns: Option<u64>,
 }
 
 /// Reads this process's command line for `program`. `None` means it asked

@@ -47,8 +47,8 @@ use crate::encode::{self, Synth};
 use crate::error::{Error, Result};
 use crate::stream::io::{Lines, Output};
 use crate::stream::message::{Block, InputRecord, Role};
-use crate::stream::record::write_line;
 use crate::stream::record::Record;
+use crate::stream::record::{line_head, write_line};
 use crate::stream::spool::Spool;
 use step_row::StepRow;
 
@@ -196,20 +196,6 @@ fn is_json_str_body(text: &[u8]) -> bool {
     quoted.extend_from_slice(text);
     quoted.push(b'"');
     serde_json::from_slice::<serde::de::IgnoredAny>(&quoted).is_ok()
-}
-
-/// The conversation id and kind of a line in the shape agy-decode and
-/// agy-dump write (`{"conversation":"…","kind":"…"`), else `None`.
-pub(super) fn line_head(line: &[u8]) -> Option<(&str, &[u8])> {
-    let rest = line.strip_prefix(b"{\"conversation\":\"")?;
-    let end = memchr::memchr(b'"', rest)?;
-    let id = &rest[..end];
-    if id.iter().any(|&b| b == b'\\' || b < 0x20) {
-        return None;
-    }
-    let rest = rest[end..].strip_prefix(b"\",\"kind\":\"")?;
-    let kind_end = memchr::memchr(b'"', rest)?;
-    Some((std::str::from_utf8(id).ok()?, &rest[..kind_end]))
 }
 
 impl Merger {

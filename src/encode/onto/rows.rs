@@ -113,7 +113,7 @@ impl Merger {
         // that the next part continues.
         let mut transcript: Option<(String, Vec<u8>)> = None;
         while let Some(line) = self.next_original()? {
-            match super::line_head(&line) {
+            match crate::stream::record::line_head(&line) {
                 Some((id, _)) if id != conv.id => {
                     self.peeked = Some(line);
                     break;

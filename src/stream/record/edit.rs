@@ -1,9 +1,13 @@
-//! Records changed in place: a record written again as it came, and a
-//! `row` record with some of its cells replaced, every other byte kept.
-//! agy-encode `--onto` and agy-edit change conversations this way.
+//! Records changed in place: a record written again as it came (or as
+//! another conversation's), and a `row` record with some of its cells
+//! replaced, every other byte kept. agy-encode `--onto` and agy-edit change
+//! conversations this way.
 
 use crate::error::{Error, Result};
 use crate::stream::io::Output;
+use crate::stream::json;
+
+use super::line_head;
 
 /// A line longer than this goes to the output as it is, not copied into
 /// its buffer: a row of 200 MB would be there twice.
@@ -21,9 +25,39 @@ pub fn write_line(out: &mut Output, line: &[u8]) -> Result<()> {
     out.end_record()
 }
 
+/// Writes `line`, a record of some conversation, as a record of
+/// conversation `id`: every other byte as it was. A line in agy-dump's
+/// shape has its head replaced and the rest written from where it is (a
+/// row of 200 MB is not copied); any other is read and written again.
+pub fn write_as(out: &mut Output, line: &[u8], id: &str) -> Result<()> {
+    if let Some((old, _)) = line_head(line) {
+        let rest = &line[HEAD.len() + old.len() + 1..];
+        let buf = out.buf();
+        buf.extend_from_slice(HEAD);
+        json::write_str_body(buf, id);
+        buf.push(b'"');
+        if rest.len() > WRITE_THROUGH_AT {
+            out.write_through(rest)?;
+        } else {
+            out.buf().extend_from_slice(rest);
+        }
+        out.buf().push(b'\n');
+        return out.end_record();
+    }
+    let mut record: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(line).map_err(|e| Error::data(format!("bad JSON: {e}")))?;
+    record.insert("conversation".into(), serde_json::Value::String(id.into()));
+    let bytes = serde_json::to_vec(&record).expect("serializing to a Vec cannot fail");
+    write_line(out, &bytes)
+}
+
+/// How a record in agy-dump's shape opens, up to its conversation id.
+const HEAD: &[u8] = b"{\"conversation\":\"";
+
 /// A new value for one cell of a row.
 pub enum CellEdit {
     Integer(i64),
+    Text(String),
     Blob(Vec<u8>),
     Null,
 }
@@ -40,6 +74,7 @@ pub fn edit_row(line: &[u8], edits: &[(&str, CellEdit)]) -> Result<Vec<u8>> {
     for (column, edit) in edits {
         let value = match edit {
             CellEdit::Integer(v) => serde_json::Value::from(*v),
+            CellEdit::Text(text) => serde_json::Value::String(text.clone()),
             CellEdit::Blob(bytes) => serde_json::Value::String(hex::encode(bytes)),
             CellEdit::Null => serde_json::Value::Null,
         };

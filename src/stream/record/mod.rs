@@ -39,8 +39,10 @@ mod read;
 mod write;
 
 pub use blob_hex::{decode_hex, decode_hex_bytes_into, decode_hex_into, is_hex_digits};
-pub use edit::{edit_row, write_line, CellEdit};
-pub use read::{canonical_file_line, CanonicalFile, FileContent, JsonCell, Record, RowCells};
+pub use edit::{edit_row, write_as, write_line, CellEdit};
+pub use read::{
+    canonical_file_line, line_head, CanonicalFile, FileContent, JsonCell, Record, RowCells,
+};
 pub use write::{
     file_part_len, is_blob_affinity, write_cell, write_db, write_file_part,
     write_file_part_escaped_head, write_index, write_json_cell, write_row, write_row_to,

@@ -60,6 +60,20 @@ pub fn canonical_file_line(line: &[u8]) -> Option<CanonicalFile<'_>> {
     })
 }
 
+/// The conversation id and kind of a line in the shape agy-decode and
+/// agy-dump write (`{"conversation":"…","kind":"…"`), else `None`.
+pub fn line_head(line: &[u8]) -> Option<(&str, &[u8])> {
+    let rest = line.strip_prefix(b"{\"conversation\":\"")?;
+    let end = memchr::memchr(b'"', rest)?;
+    let id = &rest[..end];
+    if id.iter().any(|&b| b == b'\\' || b < 0x20) {
+        return None;
+    }
+    let rest = rest[end..].strip_prefix(b"\",\"kind\":\"")?;
+    let kind_end = memchr::memchr(b'"', rest)?;
+    Some((std::str::from_utf8(id).ok()?, &rest[..kind_end]))
+}
+
 /// A value as read from the stream, before the column's affinity says what a
 /// plain string means.
 #[derive(Clone, Debug, PartialEq)]
