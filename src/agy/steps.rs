@@ -673,6 +673,13 @@ pub fn is_settled(status: u64) -> bool {
     matches!(status, 3 | 4 | 5 | 6 | 7 | 12)
 }
 
+/// True for the statuses of a step still in flight: PENDING, RUNNING,
+/// GENERATING, WAITING, QUEUED (FORMAT.md 4.2). A crash leaves steps so, and
+/// agy's resume settles them as CANCELED.
+pub fn is_in_flight(status: u64) -> bool {
+    matches!(status, 1 | 2 | 8 | 9 | 11)
+}
+
 /// True for the statuses that mean the step failed.
 pub fn is_failure(status: u64) -> bool {
     matches!(status, status::CANCELED | status::ERROR)

@@ -81,12 +81,23 @@ impl Conversation {
     /// `brain/<this conversation>/`, or the text itself when it is already
     /// relative (`steps/12/output.txt`). `None` for anywhere else, since
     /// the row stream carries only this conversation's brain files.
+    ///
+    /// A fork's steps are byte copies of its parent's and name the parent's
+    /// brain directory (agy copies them so); a fork that agy-edit wrote
+    /// carries those files in its own, so a conversation a fork reference
+    /// names counts as this one here. A fork agy wrote has no such file, and
+    /// its result shows the step's own text, as before.
     pub(super) fn brain_path(&self, uri: &str) -> Option<String> {
         let path = message::uri_to_path(uri);
         if let Some(at) = path.rfind("/brain/") {
             let rest = &path[at + "/brain/".len()..];
             let (dir, inside) = rest.split_once('/')?;
-            let ours = dir == self.id || Some(dir) == self.cascade_id.as_deref();
+            let ours = dir == self.id
+                || Some(dir) == self.cascade_id.as_deref()
+                || self
+                    .references
+                    .iter()
+                    .any(|r| r.conversation_id.as_deref() == Some(dir));
             return (ours && !inside.is_empty()).then(|| inside.to_string());
         }
         let relative = !path.is_empty() && !path.starts_with('/') && !path.contains("://");

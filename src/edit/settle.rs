@@ -12,7 +12,7 @@
 //! `not_fully_idle` flag is cleared. A conversation with nothing in flight
 //! goes out byte for byte.
 
-use crate::agy::steps::{field, status};
+use crate::agy::steps::{self, field, status};
 use crate::agy::wire::{self, Value};
 use crate::error::Result;
 use crate::store::index::IndexRow;
@@ -21,9 +21,9 @@ use crate::stream::record::{edit_row, line_head, write_line, CellEdit, JsonCell,
 
 use super::survey::Held;
 
-/// Whether a step of this status is still in flight.
-pub fn in_flight(status: i64) -> bool {
-    matches!(status, 1 | 2 | 8 | 9 | 11)
+/// Whether a step of this `status` column is still in flight.
+pub(super) fn in_flight(status: i64) -> bool {
+    u64::try_from(status).is_ok_and(steps::is_in_flight)
 }
 
 /// Writes `held` with its steps in flight settled; returns how many of each

@@ -175,7 +175,11 @@ impl Held {
         if !self.payloads {
             // A step settle will rewrite is read now, so that one it cannot
             // read is refused before any of the conversation is written.
-            if info.status.is_some_and(super::settle::in_flight) {
+            if info
+                .status
+                .and_then(|s| u64::try_from(s).ok())
+                .is_some_and(crate::agy::steps::is_in_flight)
+            {
                 blob(row, "step_payload").map_err(|e| e.context(format!("step {idx}")))?;
             }
             return Ok(info);

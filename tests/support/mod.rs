@@ -11,6 +11,7 @@
 //! it ([`index`]).
 #![allow(dead_code)]
 
+pub mod agy12;
 pub mod clients;
 pub mod corpus;
 pub mod fake_http;
