@@ -14,10 +14,12 @@
 
 use crate::agy::steps::{self, field, status};
 use crate::agy::wire::{self, Value};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::index::IndexRow;
 use crate::stream::io::Output;
-use crate::stream::record::{edit_row, line_head, write_line, CellEdit, JsonCell, Record};
+use crate::stream::record::{
+    edit_row, line_head, write_line, write_patched, CellEdit, JsonCell, Patch, Record, RowCells,
+};
 
 use super::survey::Held;
 
@@ -59,11 +61,7 @@ pub(super) fn write(held: &mut Held, out: &mut Output) -> Result<Vec<(i64, usize
                 if !in_flight {
                     return write_line(out, line);
                 }
-                let idx = row.get("idx").and_then(|c| c.as_i64()).unwrap_or_default();
-                let payload = row.get("step_payload");
-                let settled =
-                    cancel(line, payload).map_err(|e| e.context(format!("step {idx}")))?;
-                write_line(out, &settled)
+                settle_row(line, row, out)
             }
             Record::Index {
                 user_version, row, ..
@@ -82,24 +80,41 @@ pub(super) fn write(held: &mut Held, out: &mut Output) -> Result<Vec<(i64, usize
     Ok(settled)
 }
 
-/// A steps row, its `status` column and its Step's status (field 4) made
-/// CANCELED, every other byte as it was.
-///
-/// Both are one digit or one byte in agy's rows, so they are changed where
-/// they are in the line: the hex of a 200 MB Step is not decoded, edited
-/// and encoded again for one byte. A row of another shape is read and
-/// written whole.
-fn cancel(line: &[u8], payload: Option<&JsonCell<'_>>) -> Result<Vec<u8>> {
-    let canceled = status::CANCELED as u8;
-    let hex = match payload {
-        Some(JsonCell::Plain(hex)) => Some(hex.as_ref()),
-        _ => None,
+/// Writes a steps row of a step in flight, settled.
+fn settle_row(line: &[u8], row: &RowCells<'_>, out: &mut Output) -> Result<()> {
+    let idx = row.get("idx").and_then(|c| c.as_i64()).unwrap_or_default();
+    let in_step = |e: Error| e.context(format!("step {idx}"));
+    if let Some(edits) = cancel_in_place(line, row.get("step_payload")).map_err(in_step)? {
+        return write_patched(out, line, &edits);
+    }
+    let step = match row.get("step_payload") {
+        Some(cell) => cell.blob_bytes().map_err(in_step)?,
+        None => None,
     };
-    let Some(hex) = hex else {
-        return edit_row(
-            line,
-            &[("status", CellEdit::Integer(status::CANCELED as i64))],
-        );
+    let mut edits = vec![("status", CellEdit::Integer(status::CANCELED as i64))];
+    if let Some(step) = step {
+        let step = wire::set_varint(&step, field::step::STATUS, status::CANCELED);
+        edits.push(("step_payload", CellEdit::Blob(step)));
+    }
+    write_line(out, &edit_row(line, &edits)?)
+}
+
+/// The edits that make a steps row's `status` column and its Step's status
+/// (field 4) CANCELED where they stand in the line, every other byte as it
+/// was: both are one digit or one byte in agy's rows, so the hex of a 200 MB
+/// Step is not decoded, edited and encoded again for one byte. `None` for a
+/// row of another shape (no status field in the Step, the column after the
+/// Step), which is read and written whole instead.
+fn cancel_in_place(line: &[u8], payload: Option<&JsonCell<'_>>) -> Result<Option<Vec<Patch>>> {
+    let Some(JsonCell::Plain(hex)) = payload else {
+        return Ok(None);
+    };
+    let hex_at = (hex.as_ptr() as usize).wrapping_sub(line.as_ptr() as usize);
+    let in_line = hex_at
+        .checked_add(hex.len())
+        .is_some_and(|end| end <= line.len());
+    let Some(column) = status_column(line).filter(|c| in_line && c.end <= hex_at) else {
+        return Ok(None);
     };
     let step = crate::stream::record::decode_hex(hex)?;
     let (spans, _) = wire::field_spans(&step);
@@ -110,37 +125,16 @@ fn cancel(line: &[u8], payload: Option<&JsonCell<'_>>) -> Result<Vec<u8>> {
         })
         .map(|(_, raw)| raw.as_ptr() as usize - step.as_ptr() as usize + 1)
         .collect();
-    let hex_at = (hex.as_ptr() as usize).wrapping_sub(line.as_ptr() as usize);
-    let in_line = hex_at
-        .checked_add(hex.len())
-        .is_some_and(|end| end <= line.len());
-    // The column's digits, when they come before the Step's hex.
-    let column = status_column(line).filter(|c| in_line && c.end <= hex_at);
-    if places.is_empty() || column.is_none() {
-        let step = wire::set_varint(&step, field::step::STATUS, status::CANCELED);
-        return edit_row(
-            line,
-            &[
-                ("status", CellEdit::Integer(status::CANCELED as i64)),
-                ("step_payload", CellEdit::Blob(step)),
-            ],
-        );
+    if places.is_empty() {
+        return Ok(None);
     }
-    let column = column.expect("checked above");
-    let mut out = Vec::with_capacity(line.len());
-    out.extend_from_slice(&line[..column.start]);
-    out.push(b'0' + canceled);
-    out.extend_from_slice(&line[column.end..hex_at]);
-    let mut at = 0;
-    let digits = hex::encode([canceled]);
+    let canceled = status::CANCELED as u8;
+    let mut edits = vec![(column, vec![b'0' + canceled])];
     for place in places {
-        out.extend_from_slice(&hex.as_bytes()[at..2 * place]);
-        out.extend_from_slice(digits.as_bytes());
-        at = 2 * place + 2;
+        let at = hex_at + 2 * place;
+        edits.push((at..at + 2, hex::encode([canceled]).into_bytes()));
     }
-    out.extend_from_slice(&hex.as_bytes()[at..]);
-    out.extend_from_slice(&line[hex_at + hex.len()..]);
-    Ok(out)
+    Ok(Some(edits))
 }
 
 /// Where the digits of a steps row's `status` column are in its line.
@@ -165,6 +159,7 @@ fn status_column(line: &[u8]) -> Option<std::ops::Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stream::io::Captured;
 
     fn row(status: u64, payload: &[u8]) -> Vec<u8> {
         format!(
@@ -187,16 +182,31 @@ mod tests {
         w.into_bytes()
     }
 
+    /// What [`settle_row`] writes of `line`, and whether it was edited
+    /// in place.
+    fn settled(line: &[u8]) -> (Vec<u8>, bool) {
+        let record = Record::parse(line).unwrap();
+        let Record::Row { row: cells, .. } = &record else {
+            unreachable!()
+        };
+        let in_place = cancel_in_place(line, cells.get("step_payload"))
+            .unwrap()
+            .is_some();
+        let captured = Captured::default();
+        let mut out = Output::captured(&captured);
+        settle_row(line, cells, &mut out).unwrap();
+        out.flush().unwrap();
+        let mut bytes = captured.take();
+        assert_eq!(bytes.pop(), Some(b'\n'));
+        (bytes, in_place)
+    }
+
     #[test]
     fn a_step_in_flight_is_canceled_in_place() {
         for s in [1, 2, 8, 9, 11] {
-            let line = row(s, &step(s));
-            let record = Record::parse(&line).unwrap();
-            let Record::Row { row: cells, .. } = &record else {
-                unreachable!()
-            };
-            let out = cancel(&line, cells.get("step_payload")).unwrap();
+            let (out, in_place) = settled(&row(s, &step(s)));
             assert_eq!(out, row(6, &step(6)), "status {s}");
+            assert!(in_place);
         }
     }
 
@@ -204,12 +214,8 @@ mod tests {
     fn a_step_without_its_status_field_gets_one() {
         let mut w = wire::Writer::new();
         w.varint(1, 132).string(140, "x");
-        let line = row(2, &w.into_bytes());
-        let record = Record::parse(&line).unwrap();
-        let Record::Row { row: cells, .. } = &record else {
-            unreachable!()
-        };
-        let out = cancel(&line, cells.get("step_payload")).unwrap();
+        let (out, in_place) = settled(&row(2, &w.into_bytes()));
+        assert!(!in_place);
         let parsed = Record::parse(&out).unwrap();
         let Record::Row { row: cells, .. } = &parsed else {
             unreachable!()

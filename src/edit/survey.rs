@@ -20,7 +20,7 @@ use crate::decode::summary::{StepFacts, Summarizer};
 use crate::error::{Error, Result};
 use crate::store::index::{IndexRow, Summary};
 use crate::stream::io::Output;
-use crate::stream::record::{line_head, Record, RowCells};
+use crate::stream::record::{is_hex_digits, line_head, JsonCell, Record, RowCells};
 use crate::stream::spool::Spool;
 use crate::time::Timestamp;
 
@@ -180,7 +180,17 @@ impl Held {
                 .and_then(|s| u64::try_from(s).ok())
                 .is_some_and(crate::agy::steps::is_in_flight)
             {
-                blob(row, "step_payload").map_err(|e| e.context(format!("step {idx}")))?;
+                let readable = match row.get("step_payload") {
+                    Some(JsonCell::Plain(hex) | JsonCell::Blob(hex)) => {
+                        hex.len() % 2 == 0 && is_hex_digits(hex.as_bytes())
+                    }
+                    _ => true,
+                };
+                if !readable {
+                    return Err(Error::data(format!(
+                        "step {idx}: column step_payload: bad hex"
+                    )));
+                }
             }
             return Ok(info);
         }

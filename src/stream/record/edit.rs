@@ -36,11 +36,7 @@ pub fn write_as(out: &mut Output, line: &[u8], id: &str) -> Result<()> {
         buf.extend_from_slice(HEAD);
         json::write_str_body(buf, id);
         buf.push(b'"');
-        if rest.len() > WRITE_THROUGH_AT {
-            out.write_through(rest)?;
-        } else {
-            out.buf().extend_from_slice(rest);
-        }
+        write_piece(out, rest)?;
         out.buf().push(b'\n');
         return out.end_record();
     }
@@ -49,6 +45,34 @@ pub fn write_as(out: &mut Output, line: &[u8], id: &str) -> Result<()> {
     record.insert("conversation".into(), serde_json::Value::String(id.into()));
     let bytes = serde_json::to_vec(&record).expect("serializing to a Vec cannot fail");
     write_line(out, &bytes)
+}
+
+/// Bytes of a line, by where they are, and what takes their place.
+pub type Patch = (std::ops::Range<usize>, Vec<u8>);
+
+/// Writes `line` as one record with the bytes at each range of `edits`
+/// (in order, not overlapping) replaced: a few bytes changed in a long
+/// line without a copy of it.
+pub fn write_patched(out: &mut Output, line: &[u8], edits: &[Patch]) -> Result<()> {
+    let mut at = 0;
+    for (range, bytes) in edits {
+        write_piece(out, &line[at..range.start])?;
+        out.buf().extend_from_slice(bytes);
+        at = range.end;
+    }
+    write_piece(out, &line[at..])?;
+    out.buf().push(b'\n');
+    out.end_record()
+}
+
+/// A piece of a record: through the buffer when short, else straight out.
+fn write_piece(out: &mut Output, piece: &[u8]) -> Result<()> {
+    if piece.len() > WRITE_THROUGH_AT {
+        out.write_through(piece)
+    } else {
+        out.buf().extend_from_slice(piece);
+        Ok(())
+    }
 }
 
 /// How a record in agy-dump's shape opens, up to its conversation id.
