@@ -585,3 +585,43 @@ fn usage_and_bad_input_are_told_apart() {
         stderr(&out)
     );
 }
+
+#[test]
+fn an_acp_conversation_forks_with_its_sidecar_and_is_not_rewound() {
+    let s = Scratch::new("acp");
+    let id = "85732767-bcd9-46ac-8e31-08d986363857";
+    let db = support::AgyDb::create(&s.path, id);
+    // The ACP lane names the trajectory by the conversation's id and
+    // writes the metadata blob empty; the cwd lives in the sidecar.
+    db.conn
+        .execute("UPDATE trajectory_meta SET trajectory_id = ?1", [id])
+        .unwrap();
+    db.trajectory_metadata(&[]);
+    db.user_step(0, "first");
+    db.user_step(1, "second");
+    db.close();
+    std::fs::write(
+        s.join(format!("conversations/{id}.meta")),
+        br#"{"cwd":"/tmp/agy-fixture/project","mode_id":"default"}"#,
+    )
+    .unwrap();
+    let rows = dump(&[s.path.to_str().unwrap()]);
+    let fork = edit(&["fork", "--at", "0"], &rows);
+    let fid = fork_id(&fork);
+    let meta = &the_only(&fork, "row", Some("trajectory_meta"))[0]["row"];
+    assert_eq!(meta["trajectory_id"], fid.as_str());
+    assert_eq!(meta["cascade_id"], fid.as_str());
+    let files = the_only(&fork, "file", None);
+    assert_eq!(files[0]["dir"], "conversations");
+    assert_eq!(files[0]["path"], format!("{fid}.meta"));
+    assert_eq!(
+        files[0]["text"],
+        r#"{"cwd":"/tmp/agy-fixture/project","mode_id":"default"}"#
+    );
+    run_ok("agy-pack", &["--root", s.path.to_str().unwrap()], &fork);
+    assert!(s.join(format!("conversations/{fid}.meta")).exists());
+    let out = run("agy-edit", &["rewind", "--to", "1"], &rows);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("ACP lane"), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# agy-edit over a whole store (issue 24): each operation in the pipeline a
+# user runs, `agy-dump ROOT | agy-edit OP | agy-pack --force --root OUT`,
+# against `agy-dump ROOT | agy-pack --root OUT` of the same store (target:
+# within 1.5x), runs interleaved, medians of wall and CPU (user+sys) time;
+# then agy-edit alone on the dumped rows, with its peak RSS next to the
+# longest line of the stream (memory is bounded by the largest row).
+#
+#   bench/edit.sh                build release, generate (or reuse) the store, measure
+#
+# Environment: BENCH_RUNS=N interleaved runs (default 5), BENCH_DATA=DIR
+# (default target/bench-data), BENCH_NO_BUILD=1, BENCH_QUICK=1 (1/100 of
+# the store: checks the script). Prints a markdown table on stdout.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+top=$PWD
+quick=${BENCH_QUICK:-}
+data=${BENCH_DATA:-$top/target/bench-data${quick:+-quick}}
+runs=${BENCH_RUNS:-5}
+bin=$top/target/release
+scratch=$data/scratch-edit
+mkdir -p "$data" "$scratch"
+say() { printf 'bench/edit: %s\n' "$*" >&2; }
+
+if [[ -z ${BENCH_NO_BUILD:-} ]]; then
+    say "building release binaries"
+    cargo build --release --examples --bins >&2
+fi
+
+# The 2,000-conversation store of bench/run.sh (ROOT2000: 30 steps, brain
+# transcripts, 4 KiB pages), generated here when run.sh has not.
+n=2000
+[[ -n $quick ]] && n=20
+store=$data/store2000
+stamp="edit $n"
+if [[ ! -d $store/conversations ]]; then
+    store=$data/edit-store$n
+    if [[ ! -f $store/.stamp || $(cat "$store/.stamp") != "$stamp" ]]; then
+        say "generating $store"
+        rm -rf "$store"
+        "$bin/examples/gen-store" --root "$store" --conversations "$n" --steps 30 \
+            --target-bytes 62000 --max-output 65536 --seed 2 --page-size 4096 >&2
+        echo "$stamp" > "$store/.stamp"
+    fi
+fi
+# A store at rest has no sidecars (txcript's runs leave them, see run.sh).
+find "$store/conversations" \( -name '*-wal' -o -name '*-shm' \) -delete
+conversations=$(find "$store/conversations" -name '*.db' | wc -l)
+
+rows=$scratch/rows.ndjson
+"$bin/agy-dump" "$store" > "$rows"
+longest=$(perl -ne '$m = length if length > $m; END { print $m + 0, "\n" }' "$rows")
+
+# The operations, as a user runs them on a whole store.
+declare -A ops=(
+    [settle]="settle"
+    [rewind]="rewind --turns 1"
+    [fork]="fork --turn 1"
+)
+order=(pack settle rewind fork)
+
+# One run of NAME: prints "wall cpu" in seconds.
+once() {
+    local name=$1 out=$scratch/out-$1 t=$scratch/time-$1
+    rm -rf "$out"
+    local cmd
+    if [[ $name == pack ]]; then
+        cmd="'$bin/agy-dump' '$store' | '$bin/agy-pack' --root '$out' >/dev/null"
+    else
+        cmd="'$bin/agy-dump' '$store' | '$bin/agy-edit' ${ops[$name]} 2>/dev/null | '$bin/agy-pack' --force --root '$out' >/dev/null"
+    fi
+    # bash's times of the children: CPU of every stage of the pipeline.
+    local start end
+    start=$(date +%s%N)
+    bash -c "$cmd; times" > "$t"
+    end=$(date +%s%N)
+    awk -v w="$(( end - start ))" 'NR == 2 {
+        split($1, u, /[ms]/); split($2, s, /[ms]/)
+        printf "%.4f %.4f\n", w / 1e9, u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$t"
+}
+
+say "$runs interleaved runs of ${order[*]} over $conversations conversations"
+once pack > /dev/null # warm-up: the store read once
+declare -A wall cpu
+for ((i = 0; i < runs; i++)); do
+    for name in "${order[@]}"; do
+        read -r w c < <(once "$name")
+        wall[$name]+="$w "
+        cpu[$name]+="$c "
+    done
+done
+median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# agy-edit alone on the rows: time and peak RSS.
+alone() {
+    /usr/bin/time -f '%e %U %S %M' -o "$scratch/alone" "$bin/agy-edit" ${ops[$1]} < "$rows" > /dev/null 2>"$scratch/notes-$1" || true
+    cat "$scratch/alone"
+}
+
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+[[ -n $(git status --porcelain 2>/dev/null) ]] && commit+=" + uncommitted changes"
+echo "agy-edit over $conversations conversations ($store, $(du -sh --apparent-size "$store" | cut -f1)), commit $commit, $(date -u +%F), $runs interleaved runs, medians:"
+echo
+echo "| operation | pipeline wall | CPU | vs dump \\| pack (wall, CPU) | agy-edit alone (wall, CPU) | agy-edit peak RSS (longest line $((longest / 1024)) KiB) | changed |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | --- |"
+pw=$(median <<< "${wall[pack]}")
+pc=$(median <<< "${cpu[pack]}")
+printf '| dump \\| pack | %.3f s | %.3f s | | | | |\n' "$pw" "$pc"
+for name in "${order[@]:1}"; do
+    w=$(median <<< "${wall[$name]}")
+    c=$(median <<< "${cpu[$name]}")
+    read -r aw au as ar < <(alone "$name")
+    changed=$(tail -n 1 "$scratch/notes-$name" | sed 's/^agy-edit: //')
+    awk -v n="agy-edit ${ops[$name]}" -v w="$w" -v c="$c" -v pw="$pw" -v pc="$pc" \
+        -v aw="$aw" -v ac="$(awk -v u="$au" -v s="$as" 'BEGIN { print u + s }')" -v r="$ar" -v ch="$changed" \
+        'BEGIN { printf "| %s | %.3f s | %.3f s | %.2fx, %.2fx | %.3f s, %.3f s | %.1f MiB | %s |\n", n, w, c, w / pw, c / pc, aw, ac, r / 1024, ch }'
+done
