@@ -247,6 +247,44 @@ pub fn renumber_step(step: &[u8], old: i64, new: i64) -> Option<Vec<u8>> {
     owned(bytes)
 }
 
+/// What renumbering or cutting steps does to a generation's row.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Generation {
+    /// It names no step that moved or went: the row stays as it is.
+    Unchanged,
+    /// Every step it made went: the row goes with them.
+    Gone,
+    /// Its step list, changed: the row's new `data`.
+    Changed(Vec<u8>),
+}
+
+/// A `gen_metadata` blob (CortexStepGeneratorMetadata) whose steps are
+/// renumbered or dropped by `map` (a step's idx to its new one, `None` for
+/// a step that went). A generation that lists no steps is unchanged: no
+/// step of it is known to have gone.
+pub fn generation_steps(data: &[u8], map: impl Fn(i64) -> Option<i64>) -> Generation {
+    use crate::agy::wire::Message;
+    let indices = Message::new(data).repeated_varints(field::generator::STEP_INDICES);
+    let mapped: Vec<Option<u64>> = indices
+        .iter()
+        .map(|&i| map(i as i64).map(|n| n as u64))
+        .collect();
+    let kept: Vec<u64> = mapped.iter().flatten().copied().collect();
+    if mapped.iter().zip(&indices).all(|(m, &i)| *m == Some(i)) {
+        return Generation::Unchanged;
+    }
+    if kept.is_empty() {
+        return Generation::Gone;
+    }
+    Generation::Changed(wire::replace_field(
+        data,
+        field::generator::STEP_INDICES,
+        |w| {
+            w.packed_varints(field::generator::STEP_INDICES, &kept);
+        },
+    ))
+}
+
 /// The bytes an edit made, `None` when none did (they are still borrowed).
 pub fn owned(bytes: Cow<'_, [u8]>) -> Option<Vec<u8>> {
     match bytes {
@@ -406,6 +444,32 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_generation_follows_its_steps() {
+        let mut w = Writer::new();
+        w.message(1, |m| {
+            m.string(19, "gemini");
+        })
+        .packed_varints(2, &[3, 4]);
+        let data = w.into_bytes();
+        assert_eq!(generation_steps(&data, Some), Generation::Unchanged);
+        assert_eq!(generation_steps(&data, |_| None), Generation::Gone);
+        let Generation::Changed(cut) = generation_steps(&data, |i| (i < 4).then_some(i)) else {
+            panic!("step 4 went");
+        };
+        assert_eq!(wire::Message::new(&cut).repeated_varints(2), [3]);
+        assert_eq!(
+            wire::Message::new(&cut).get_message(1),
+            wire::Message::new(&data).get_message(1)
+        );
+        let Generation::Changed(moved) = generation_steps(&data, |i| Some(i - 2)) else {
+            panic!("renumbered");
+        };
+        assert_eq!(wire::Message::new(&moved).repeated_varints(2), [1, 2]);
+        let none = Writer::new().into_bytes();
+        assert_eq!(generation_steps(&none, |_| None), Generation::Unchanged);
     }
 
     #[test]

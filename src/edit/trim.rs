@@ -11,14 +11,15 @@
 use std::collections::HashSet;
 
 use crate::agy::brain;
+use crate::agy::patch::{self, Generation};
 use crate::agy::steps::field;
-use crate::agy::wire::{self, Message};
+use crate::agy::wire;
 use crate::error::{Error, Result};
 use crate::store::index::IndexRow;
 use crate::stream::io::Output;
 use crate::stream::record::{
-    edit_row, file_part_len, write_as, write_file_part, write_line, write_row, Cell, CellEdit,
-    Column, FileContent, FileDir, Record, RowCells,
+    data_cells, edit_row, file_part_len, write_as, write_file_part, write_line, write_row, Cell,
+    CellEdit, Column, FileContent, FileDir, Record, RowCells,
 };
 
 use super::survey::Held;
@@ -190,29 +191,18 @@ impl Writer<'_> {
         let Some(data) = data(row)? else {
             return self.pass(line);
         };
-        let indices = Message::new(&data).repeated_varints(field::generator::STEP_INDICES);
-        let kept: Vec<u64> = indices
-            .iter()
-            .copied()
-            .filter(|&i| i as i64 <= self.trim.keep_through)
-            .collect();
-        if kept.len() == indices.len() {
-            return self.pass(line);
+        let keep_through = self.trim.keep_through;
+        match patch::generation_steps(&data, |i| (i <= keep_through).then_some(i)) {
+            Generation::Unchanged => self.pass(line),
+            Generation::Gone => {
+                self.left.generations += 1;
+                Ok(())
+            }
+            Generation::Changed(data) => {
+                let edited = edit_row(line, &data_cells(row, data))?;
+                self.pass(&edited)
+            }
         }
-        if kept.is_empty() {
-            self.left.generations += 1;
-            return Ok(());
-        }
-        let data = wire::replace_field(&data, field::generator::STEP_INDICES, |w| {
-            w.packed_varints(field::generator::STEP_INDICES, &kept);
-        });
-        let mut edits = Vec::new();
-        if row.get("size").is_some() {
-            edits.push(("size", CellEdit::Integer(data.len() as i64)));
-        }
-        edits.insert(0, ("data", CellEdit::Blob(data)));
-        let edited = edit_row(line, &edits)?;
-        self.pass(&edited)
     }
 
     /// The `parent_references` row that records the cut, once, where agy-dump

@@ -5,13 +5,14 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 use super::{Merge, Merger};
+use crate::agy::brain;
+use crate::agy::patch::{self, Generation};
 use crate::agy::steps::field;
 use crate::agy::wire;
-use crate::agy::{brain, patch};
 use crate::error::{Error, Result};
 use crate::stream::io::Output;
 use crate::stream::message::ToolInput;
-use crate::stream::record::{edit_row, write_line, CellEdit, FileContent, Record};
+use crate::stream::record::{data_cells, edit_row, write_line, CellEdit, FileContent, Record};
 
 impl Merger {
     /// The held rows of other tables, with the step numbering applied.
@@ -36,24 +37,13 @@ impl Merger {
                         write_line(out, &line)?;
                         continue;
                     };
-                    let indices =
-                        wire::Message::new(&data).repeated_varints(field::generator::STEP_INDICES);
-                    let kept: Vec<u64> = indices
-                        .iter()
-                        .filter_map(|&i| conv.new_idx(i as i64))
-                        .map(|i| i as u64)
-                        .collect();
-                    if !indices.is_empty() && kept.is_empty() {
+                    let data = match patch::generation_steps(&data, |i| conv.new_idx(i)) {
                         // Every step of this generation was deleted.
-                        continue;
-                    }
-                    let data = wire::replace_field(&data, field::generator::STEP_INDICES, |w| {
-                        w.packed_varints(field::generator::STEP_INDICES, &kept);
-                    });
-                    let mut edits = vec![("data", CellEdit::Blob(data.clone()))];
-                    if row.get("size").is_some() {
-                        edits.push(("size", CellEdit::Integer(data.len() as i64)));
-                    }
+                        Generation::Gone => continue,
+                        Generation::Unchanged => data,
+                        Generation::Changed(data) => data,
+                    };
+                    let mut edits = data_cells(row, data);
                     edits.push(("idx", CellEdit::Integer(generation)));
                     generation += 1;
                     write_line(out, &edit_row(&line, &edits)?)?;

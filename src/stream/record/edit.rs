@@ -78,6 +78,18 @@ fn write_piece(out: &mut Output, piece: &[u8]) -> Result<()> {
 /// How a record in agy-dump's shape opens, up to its conversation id.
 const HEAD: &[u8] = b"{\"conversation\":\"";
 
+/// The cells that replace a row's `data` blob: `data`, and `size` when
+/// the row has that column (agy's `gen_metadata` keeps the blob's length
+/// there).
+pub fn data_cells(row: &super::RowCells<'_>, data: Vec<u8>) -> Vec<(&'static str, CellEdit)> {
+    let mut edits = Vec::new();
+    if row.get("size").is_some() {
+        edits.push(("size", CellEdit::Integer(data.len() as i64)));
+    }
+    edits.insert(0, ("data", CellEdit::Blob(data)));
+    edits
+}
+
 /// A new value for one cell of a row.
 pub enum CellEdit {
     Integer(i64),

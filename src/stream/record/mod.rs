@@ -39,7 +39,7 @@ mod read;
 mod write;
 
 pub use blob_hex::{decode_hex, decode_hex_bytes_into, decode_hex_into, is_hex_digits};
-pub use edit::{edit_row, write_as, write_line, write_patched, CellEdit, Patch};
+pub use edit::{data_cells, edit_row, write_as, write_line, write_patched, CellEdit, Patch};
 pub use read::{
     canonical_file_line, line_head, CanonicalFile, FileContent, JsonCell, Record, RowCells,
 };
