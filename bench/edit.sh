@@ -44,8 +44,19 @@ if [[ ! -d $store/conversations ]]; then
         echo "$stamp" > "$store/.stamp"
     fi
 fi
-# A store at rest has no sidecars (txcript's runs leave them, see run.sh).
+# A store at rest has no sidecars (txcript's runs leave them, see run.sh),
+# and, as agy keeps it, an index: every conversation's row is written by
+# agy-pack --reindex into a copy, so every pipeline below writes index rows.
 find "$store/conversations" \( -name '*-wal' -o -name '*-shm' \) -delete
+indexed=$scratch/store
+if [[ ! -f $indexed/.from || $(cat "$indexed/.from") != "$store $(cat "$store/.stamp" 2>/dev/null)" ]]; then
+    say "copying $store and indexing the copy"
+    rm -rf "$indexed"
+    cp -r "$store" "$indexed"
+    "$bin/agy-pack" --reindex --root "$indexed" >&2
+    echo "$store $(cat "$store/.stamp" 2>/dev/null)" > "$indexed/.from"
+fi
+store=$indexed
 conversations=$(find "$store/conversations" -name '*.db' | wc -l)
 
 rows=$scratch/rows.ndjson
@@ -95,7 +106,8 @@ median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { if (NR % 2
 # agy-edit alone on the rows: time and peak RSS.
 alone() {
     /usr/bin/time -f '%e %U %S %M' -o "$scratch/alone" "$bin/agy-edit" ${ops[$1]} < "$rows" > /dev/null 2>"$scratch/notes-$1" || true
-    cat "$scratch/alone"
+    # GNU time puts "Command exited with non-zero status" first when it did.
+    tail -n 1 "$scratch/alone"
 }
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
