@@ -37,7 +37,10 @@ mod blob_hex;
 mod read;
 mod write;
 
-pub use blob_hex::{decode_hex, decode_hex_bytes_into, decode_hex_into, is_hex_digits};
+pub use blob_hex::{
+    decode_hex, decode_hex_bytes_into, decode_hex_into, decode_hex_into_at, is_hex_digits,
+    is_hex_digits_at,
+};
 pub use read::{canonical_file_line, CanonicalFile, FileContent, JsonCell, Record, RowCells};
 pub use write::{
     file_part_len, is_blob_affinity, write_cell, write_db, write_file_part,
