@@ -48,7 +48,7 @@ pub fn decode_hex_into(hex_text: &str, out: &mut Vec<u8>) -> Result<()> {
 /// run: see [`Level::supported`]), for the tests and fuzz targets.
 pub fn decode_hex_into_at(level: Level, hex_text: &str, out: &mut Vec<u8>) -> Result<()> {
     let text = hex_text.as_bytes();
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return Err(Error::data(format!(
             "bad hex: odd number of digits ({})",
             text.len()
@@ -68,7 +68,7 @@ pub fn decode_hex_into_at(level: Level, hex_text: &str, out: &mut Vec<u8>) -> Re
 /// even number of hex digits (the caller then takes the path that says
 /// why). For text not yet known to be UTF-8.
 pub fn decode_hex_bytes_into(text: &[u8], out: &mut Vec<u8>) -> bool {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return false;
     }
     out.clear();
