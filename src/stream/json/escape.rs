@@ -531,29 +531,28 @@ mod tests {
                         }
                     })
                     .collect();
-                let once = serde_json::to_string(&text).unwrap();
-                let again = serde_json::to_string(&once[1..once.len() - 1]).unwrap();
                 let mut ours = Vec::new();
                 write_str(&mut ours, &text);
-                assert_eq!(ours, once.as_bytes(), "{text:?}");
-                // Every level this CPU runs writes the same, once and twice.
-                for level in Level::supported_levels() {
-                    let mut ours = Vec::new();
-                    write_str_body_at(level, &mut ours, &text);
-                    assert_eq!(
-                        ours,
-                        &once.as_bytes()[1..once.len() - 1],
-                        "{level:?} {text:?}"
-                    );
-                    let mut twice = Vec::new();
-                    write_str_body_twice_at(level, &mut twice, &text);
-                    assert_eq!(
-                        twice,
-                        &again.as_bytes()[1..again.len() - 1],
-                        "{level:?} {text:?}"
-                    );
-                }
+                assert_eq!(ours, serde_json::to_vec(&text).unwrap(), "{text:?}");
+                every_level_escapes_like_serde_json(&text);
             }
+        }
+    }
+
+    /// Every level this CPU runs escapes `text` once as serde_json writes
+    /// its string body, and twice as serde_json escapes that body again.
+    fn every_level_escapes_like_serde_json(text: &str) {
+        let once = serde_json::to_string(text).unwrap();
+        let once = &once[1..once.len() - 1];
+        let again = serde_json::to_string(once).unwrap();
+        let again = &again[1..again.len() - 1];
+        for level in Level::supported_levels() {
+            let mut ours = Vec::new();
+            write_str_body_at(level, &mut ours, text);
+            assert_eq!(ours, once.as_bytes(), "once, {level:?} {text:?}");
+            ours.clear();
+            write_str_body_twice_at(level, &mut ours, text);
+            assert_eq!(ours, again.as_bytes(), "twice, {level:?} {text:?}");
         }
     }
 
@@ -567,24 +566,7 @@ mod tests {
                 for special in ['"', '\\', '\n', '\u{1}', '\u{1f}', 'é'] {
                     let mut text: String = "abcdefghij".chars().cycle().take(len).collect();
                     text.replace_range(at..at + 1, special.encode_utf8(&mut [0; 4]));
-                    let once = serde_json::to_string(&text).unwrap();
-                    let again = serde_json::to_string(&once[1..once.len() - 1]).unwrap();
-                    for level in Level::supported_levels() {
-                        let mut ours = Vec::new();
-                        write_str_body_at(level, &mut ours, &text);
-                        assert_eq!(
-                            ours,
-                            &once.as_bytes()[1..once.len() - 1],
-                            "{level:?} {text:?}"
-                        );
-                        ours.clear();
-                        write_str_body_twice_at(level, &mut ours, &text);
-                        assert_eq!(
-                            ours,
-                            &again.as_bytes()[1..again.len() - 1],
-                            "{level:?} {text:?}"
-                        );
-                    }
+                    every_level_escapes_like_serde_json(&text);
                 }
             }
         }
