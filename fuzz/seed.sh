@@ -12,6 +12,11 @@
 #   dump       the sample .db files
 #   roundtrip  none: its input is the fuzzer's own encoding of a message
 #              stream, which it builds from nothing
+#   escape     every message line, as text to escape
+#   scan, html_json
+#              every message line escaped once: a JSON string body holding
+#              JSON, as a brain transcript line is held
+#   hex        every blob of wire
 # Seeds are named by their SHA-1, as libFuzzer names what it adds, so a
 # rerun adds nothing twice. Needs jq and xxd. Usage: fuzz/seed.sh
 set -eu
@@ -59,6 +64,10 @@ for db in "$sample"/conversations/*.db; do
     done
     put encode "$tmp/$id.msgs"
     put encode "$tmp/$id.all"
+    put_lines escape "$tmp/$id.all"
+    jq -R . "$tmp/$id.all" | sed 's/^"//; s/"$//' > "$tmp/$id.bodies"
+    put_lines scan "$tmp/$id.bodies"
+    put_lines html_json "$tmp/$id.bodies"
 
     # onto: original, NUL, messages (whole, last one dropped, texts edited).
     sed '$d' "$tmp/$id.all" > "$tmp/$id.short"
@@ -74,6 +83,7 @@ for db in "$sample"/conversations/*.db; do
         "$tmp/$id.rows" | while IFS= read -r blob; do
         printf '%s' "$blob" | xxd -r -p > "$tmp/blob"
         put wire "$tmp/blob"
+        put hex "$tmp/blob"
     done
 done
 mkdir -p "$corpus/roundtrip"

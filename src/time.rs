@@ -59,9 +59,9 @@ impl Timestamp {
         out.pop();
         if self.nanos != 0 {
             let nanos = self.nanos as u32;
-            if nanos % 1_000_000 == 0 {
+            if nanos.is_multiple_of(1_000_000) {
                 out.push_str(&format!(".{:03}", nanos / 1_000_000));
-            } else if nanos % 1_000 == 0 {
+            } else if nanos.is_multiple_of(1_000) {
                 out.push_str(&format!(".{:06}", nanos / 1_000));
             } else {
                 out.push_str(&format!(".{nanos:09}"));

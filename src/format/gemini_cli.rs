@@ -148,7 +148,7 @@ pub fn signature_to_base64(signature: &str) -> Option<String> {
         return Some(message::base64_encode(&bytes));
     }
     let mut padded = signature.to_string();
-    while padded.len() % 4 != 0 {
+    while !padded.len().is_multiple_of(4) {
         padded.push('=');
     }
     message::base64_decode(&padded).map(|bytes| message::base64_encode(&bytes))

@@ -480,7 +480,7 @@ fn streamed_hex<'v>(value: &'v JsonCell<'_>) -> Option<&'v str> {
 
 /// That `hex` decodes, with the error decoding it would give if not.
 fn check_hex(hex: &str) -> Result<()> {
-    if hex.len() % 2 == 0 && record::is_hex_digits(hex.as_bytes()) {
+    if hex.len().is_multiple_of(2) && record::is_hex_digits(hex.as_bytes()) {
         return Ok(());
     }
     record::decode_hex(hex).map(|_| ())

@@ -6,10 +6,14 @@
 //! bytes, so text escaping jumps between the bytes that need it with
 //! `memchr3` instead of looking at every byte.
 //!
-//! JSON's string escapes are read here too ([`json_escape`]), one reading
-//! whether a string from the stream is read whole or in pieces.
+//! JSON's string escapes are read by the stream's reader
+//! ([`json::read_escape`], through [`json_escape`]), one reading whether a
+//! string from the stream is read whole or in pieces.
 
 use std::borrow::Cow;
+
+use crate::stream::json::{self, LoneSurrogate};
+use crate::stream::simd::{self, Level};
 
 /// Appends `text` escaped for an HTML text node (also inside `<pre>`).
 pub fn html_text(out: &mut Vec<u8>, text: &str) {
@@ -52,6 +56,8 @@ fn entity(b: u8) -> &'static [u8] {
 struct Finder<'a> {
     bytes: &'a [u8],
     needles: [u8; 3],
+    /// Whose routine classes a block.
+    level: Level,
     /// Where the block of `mask` starts; one bit per byte of it that is a
     /// needle and has not been returned.
     block: usize,
@@ -60,9 +66,15 @@ struct Finder<'a> {
 
 impl<'a> Finder<'a> {
     fn new(bytes: &'a [u8], needles: [u8; 3]) -> Finder<'a> {
+        Finder::at(simd::level(), bytes, needles)
+    }
+
+    /// A finder with the routines of `level`, which this CPU must run.
+    fn at(level: Level, bytes: &'a [u8], needles: [u8; 3]) -> Finder<'a> {
         let mut finder = Finder {
             bytes,
             needles,
+            level,
             block: 0,
             mask: 0,
         };
@@ -94,21 +106,35 @@ impl<'a> Finder<'a> {
     fn mask_at(&self, start: usize) -> u32 {
         let Some(block) = self.bytes.get(start..start + 16) else {
             let tail = self.bytes.get(start..).unwrap_or_default();
-            return tail
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| self.needles.contains(b))
-                .fold(0, |mask, (i, _)| mask | 1 << i);
+            return mask_scalar(tail, self.needles);
         };
-        block_mask(block, self.needles)
+        block_mask(self.level, block, self.needles)
     }
 }
 
+/// One bit per byte of `bytes` (at most 32) that is one of `needles`.
+fn mask_scalar(bytes: &[u8], needles: [u8; 3]) -> u32 {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| needles.contains(b))
+        .fold(0, |mask, (i, _)| mask | 1 << i)
+}
+
+/// [`mask_scalar`] of a sixteen-byte block, with the routine of `level`.
 #[cfg(target_arch = "x86_64")]
-fn block_mask(block: &[u8], needles: [u8; 3]) -> u32 {
-    // SAFETY: SSE2 is part of the x86-64 baseline, so every CPU that runs
-    // this x86_64 binary has it; the function reads only its arguments.
-    unsafe { block_mask_sse2(block, needles) }
+fn block_mask(level: Level, block: &[u8], needles: [u8; 3]) -> u32 {
+    match level {
+        Level::Scalar => mask_scalar(&block[..16], needles),
+        // SAFETY: `level` is never above what the CPU has, and SSE2 is part
+        // of the x86-64 baseline; the function reads only its arguments.
+        Level::Sse2 | Level::Ssse3 | Level::Avx2 => unsafe { block_mask_sse2(block, needles) },
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn block_mask(_level: Level, block: &[u8], needles: [u8; 3]) -> u32 {
+    mask_scalar(&block[..16], needles)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -124,15 +150,6 @@ fn block_mask_sse2(block: &[u8], needles: [u8; 3]) -> u32 {
         _mm_or_si128(hit(needles[1]), hit(needles[2])),
     );
     _mm_movemask_epi8(any) as u32
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn block_mask(block: &[u8], needles: [u8; 3]) -> u32 {
-    block
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| needles.contains(b))
-        .fold(0, |mask, (i, _)| mask | 1 << i)
 }
 
 /// What [`html_text_counted`] and [`html_json_counted`] saw of the text
@@ -211,12 +228,24 @@ pub fn html_pre_text(out: &mut Vec<u8>, text: &str) {
 /// [`html_text_counted`] of the string whose JSON form is `body` (a JSON
 /// string literal without its quotes, as valid JSON holds it): unescaping
 /// and escaping in the same pass, so a tool's output of megabytes is read
-/// once and never held decoded.
+/// once and never held decoded. A bad escape, which valid JSON does not
+/// hold, shows as U+FFFD in place of its backslash.
 pub fn html_json_counted(out: &mut Vec<u8>, body: &str, preview_lines: usize) -> Counted {
+    html_json_counted_at(simd::level(), out, body, preview_lines)
+}
+
+/// [`html_json_counted`] with the routines of `level` (which this CPU must
+/// run: see [`Level::supported`]), for the tests and fuzz targets.
+pub fn html_json_counted_at(
+    level: Level,
+    out: &mut Vec<u8>,
+    body: &str,
+    preview_lines: usize,
+) -> Counted {
     let bytes = body.as_bytes();
     let mut counted = Counted::default();
     let mut last = 0u8;
-    let mut finder = Finder::new(bytes, [b'\\', b'&', b'<']);
+    let mut finder = Finder::at(level, bytes, [b'\\', b'&', b'<']);
     let mut start = 0;
     while let Some(at) = finder.next(start) {
         out.extend_from_slice(&bytes[start..at]);
@@ -227,21 +256,8 @@ pub fn html_json_counted(out: &mut Vec<u8>, body: &str, preview_lines: usize) ->
             last = bytes[at];
             continue;
         }
-        let escape = bytes.get(at + 1).copied().unwrap_or(b'\\');
-        start = at + 2;
-        let c = match escape {
-            b'n' => '\n',
-            b't' => '\t',
-            b'r' => '\r',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'u' => {
-                let (c, used) = unicode_escape(&body[at..]);
-                start = at + used;
-                c
-            }
-            other => other as char,
-        };
+        let (c, used) = json_escape(&body[at..]).unwrap_or(('\u{FFFD}', 1));
+        start = at + used;
         if c == '\n' {
             counted.newline(out, preview_lines);
         } else {
@@ -256,25 +272,6 @@ pub fn html_json_counted(out: &mut Vec<u8>, body: &str, preview_lines: usize) ->
     }
     counted.ends_with_newline = last == b'\n';
     counted
-}
-
-/// The character of the `\uXXXX` escape (or surrogate pair) at the start
-/// of `text`, and the bytes it took; U+FFFD for a lone surrogate.
-pub(crate) fn unicode_escape(text: &str) -> (char, usize) {
-    let unit = |at: usize| {
-        text.get(at..at + 4)
-            .and_then(|hex| u32::from_str_radix(hex, 16).ok())
-    };
-    let Some(first) = unit(2) else {
-        return ('\u{FFFD}', 2);
-    };
-    if (0xD800..0xDC00).contains(&first) && text.get(6..8) == Some("\\u") {
-        if let Some(second) = unit(8).filter(|s| (0xDC00..0xE000).contains(s)) {
-            let c = char::from_u32(0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00));
-            return (c.unwrap_or('\u{FFFD}'), 12);
-        }
-    }
-    (char::from_u32(first).unwrap_or('\u{FFFD}'), 6)
 }
 
 /// The text of a JSON string literal's body (without its quotes; valid
@@ -308,23 +305,12 @@ pub fn unescape_body_into(body: &str, out: &mut String) -> bool {
 }
 
 /// The character of the escape `escape` starts with (a backslash and what
-/// follows), and the bytes it took; `None` for a bad escape. The one
-/// reading of escapes, whether a string is read whole or in pieces (a
-/// long text).
+/// follows), and the bytes it took; `None` for a bad escape. A lone
+/// surrogate is shown as U+FFFD. The renderer's reading of escapes, whether
+/// a string is read whole or in pieces (a long text): the stream's, with
+/// the one leniency a page can afford.
 pub(super) fn json_escape(escape: &str) -> Option<(char, usize)> {
-    let c = match *escape.as_bytes().get(1)? {
-        b'"' => '"',
-        b'\\' => '\\',
-        b'/' => '/',
-        b'b' => '\u{8}',
-        b'f' => '\u{c}',
-        b'n' => '\n',
-        b'r' => '\r',
-        b't' => '\t',
-        b'u' => return Some(unicode_escape(escape)),
-        _ => return None,
-    };
-    Some((c, 2))
+    json::read_escape(escape, LoneSurrogate::Replace)
 }
 
 /// Appends `text` as Markdown inline text that means exactly these
@@ -463,6 +449,74 @@ mod tests {
         assert_eq!(c.bytes, "<x&😀\"\\n/ no newline".len());
     }
 
+    /// What html_json_counted must write for `body`: serde_json's reading
+    /// of the string, then `&` and `<` escaped.
+    fn decoded_then_escaped(body: &str) -> Vec<u8> {
+        let text: String = serde_json::from_str(&format!("\"{body}\"")).unwrap();
+        let mut out = Vec::new();
+        html_pre_text(&mut out, &text);
+        out
+    }
+
+    #[test]
+    fn each_level_unescapes_and_escapes_as_serde_json_and_html_text() {
+        let pieces = [
+            "plain",
+            "&",
+            "<",
+            ">",
+            "\\n",
+            "\\\\",
+            "\\\"",
+            "\\/",
+            "\\t",
+            "\\u0026",
+            "\\u003c",
+            "\\ud83d\\ude00",
+            "é",
+            "\n",
+        ];
+        for len in 0..80 {
+            for seed in 0..pieces.len() {
+                let body: String = (0..len)
+                    .map(|i| pieces[(i * 7 + seed * 3 + i * i) % pieces.len()].replace('\n', "x"))
+                    .collect();
+                let expected = decoded_then_escaped(&body);
+                let text: String = serde_json::from_str(&format!("\"{body}\"")).unwrap();
+                let mut plain = Vec::new();
+                let counted_plain = html_text_counted(&mut plain, &text, 3);
+                for level in Level::supported_levels() {
+                    let mut out = Vec::new();
+                    let counted = html_json_counted_at(level, &mut out, &body, 3);
+                    assert_eq!(out, expected, "{level:?} {body:?}");
+                    assert_eq!(counted, counted_plain, "{level:?} {body:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_body_ending_in_a_lone_backslash_is_written_whole() {
+        for body in ["a\\", "\\", &("x".repeat(40) + "\\")] {
+            for level in Level::supported_levels() {
+                let mut out = Vec::new();
+                let counted = html_json_counted_at(level, &mut out, body, 10);
+                let shown = String::from_utf8(out).unwrap();
+                assert_eq!(shown, body.replace('\\', "\u{FFFD}"));
+                assert_eq!(counted.bytes, shown.len());
+            }
+        }
+    }
+
+    #[test]
+    fn a_unicode_escape_takes_four_hex_digits_only() {
+        let mut out = Vec::new();
+        html_json_counted(&mut out, "\\u+041\\u0041", 10);
+        assert_eq!(String::from_utf8(out).unwrap(), "\u{FFFD}u+041A");
+        assert_eq!(json_body_text("\\u+041"), None);
+        assert_eq!(json_escape("\\u-041"), None);
+    }
+
     #[test]
     fn the_finder_finds_every_needle_once() {
         let text: Vec<u8> = (0..200u32)
@@ -475,8 +529,11 @@ mod tests {
         let expected: Vec<usize> = (0..text.len())
             .filter(|&i| matches!(text[i], b'&' | b'<' | b'\n'))
             .collect();
-        for step in [1, 2, 5, 17] {
-            let mut finder = Finder::new(&text, [b'&', b'<', b'\n']);
+        for (step, level) in [1, 2, 5, 17]
+            .into_iter()
+            .flat_map(|step| Level::supported_levels().map(move |level| (step, level)))
+        {
+            let mut finder = Finder::at(level, &text, [b'&', b'<', b'\n']);
             let mut got = Vec::new();
             let mut from = 0;
             while let Some(at) = finder.next(from) {
@@ -495,7 +552,7 @@ mod tests {
                     from = at + 1 + if at % step == 0 { step } else { 0 };
                 }
             }
-            assert_eq!(got, want, "step {step}");
+            assert_eq!(got, want, "step {step} {level:?}");
         }
     }
 

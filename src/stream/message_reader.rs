@@ -213,44 +213,10 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// The character of the escape at `at` and its length in bytes.
+    /// The character of the escape at `at` and its length in bytes; a lone
+    /// surrogate is serde's to refuse.
     fn escape(&self, at: usize) -> Option<(char, usize)> {
-        let bytes = self.bytes();
-        let c = match *bytes.get(at + 1)? {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => return self.unicode_escape(at),
-            _ => return None,
-        };
-        Some((c, 2))
-    }
-
-    /// `\uXXXX`, or a surrogate pair of two; a lone surrogate is serde's
-    /// to refuse.
-    fn unicode_escape(&self, at: usize) -> Option<(char, usize)> {
-        let unit = |from: usize| -> Option<u32> {
-            let digits = self.text.get(from..from + 4)?;
-            if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return None;
-            }
-            u32::from_str_radix(digits, 16).ok()
-        };
-        let high = unit(at + 2)?;
-        if !(0xd800..0xe000).contains(&high) {
-            return Some((char::from_u32(high)?, 6));
-        }
-        if high >= 0xdc00 || self.text.get(at + 6..at + 8)? != "\\u" {
-            return None;
-        }
-        let low = unit(at + 8).filter(|low| (0xdc00..0xe000).contains(low))?;
-        let c = char::from_u32(0x10000 + ((high - 0xd800) << 10) + (low - 0xdc00))?;
-        Some((c, 12))
+        json::read_escape(self.text.get(at..)?, json::LoneSurrogate::Refuse)
     }
 
     /// Skips any JSON value and returns its text, for serde to read.

@@ -4,8 +4,9 @@
 //! and brain files), [`message`] and [`message_reader`] the message stream
 //! (agy-decode and agy-encode's side: chat messages). [`json`] writes JSON
 //! text straight into a buffer, [`io`] reads numbered lines and writes
-//! buffered output (to a pipe through [`writer`]'s thread), and [`spool`]
-//! holds output that has to wait.
+//! buffered output (to a pipe through [`writer`]'s thread), [`spool`]
+//! holds output that has to wait, and [`simd`] says which instruction set
+//! the vectored routines (here and in the renderer) use.
 //!
 //! Imports: the ground floor and [`crate::agy`] (a tool call's arguments
 //! keep agy's argument order).
@@ -15,5 +16,6 @@ pub mod json;
 pub mod message;
 pub mod message_reader;
 pub mod record;
+pub mod simd;
 pub mod spool;
 pub mod writer;

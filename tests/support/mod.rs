@@ -8,7 +8,8 @@
 //! ([`holds`]), a loopback-only network
 //! namespace per test ([`netns`]) and the HTTP server of the fake model
 //! APIs ([`fake_http`]); agy's index of conversations, built as agy builds
-//! it ([`index`]).
+//! it ([`index`]); the shells completion scripts are tried in
+//! ([`shells`]).
 #![allow(dead_code)]
 
 pub mod agy12;
@@ -19,6 +20,7 @@ pub mod holds;
 pub mod index;
 pub mod netns;
 pub mod pb;
+pub mod shells;
 pub mod steps;
 pub mod store;
 

@@ -2,6 +2,8 @@
 //! text, tool output and brain transcripts (JSON inside JSON) are most of
 //! what agy-dump and agy-decode write.
 
+use crate::stream::simd::{self, Level};
+
 /// What each byte needs in a JSON string: 0 = itself, `u` = `\u00XX`,
 /// anything else = that letter after a backslash.
 pub(super) static ESCAPE: [u8; 256] = {
@@ -93,24 +95,44 @@ static ESCAPE_TWICE: EscapeTable = escape_table(true);
 /// The inside of [`write_str`]: `s` escaped, without the quotes, for text
 /// that becomes part of a longer JSON string.
 pub fn write_str_body(out: &mut Vec<u8>, s: &str) {
-    write_escaped(out, s, &ESCAPE_ONCE, b"\\u00");
+    write_str_body_at(simd::level(), out, s);
+}
+
+/// [`write_str_body`] with the routines of `level` (which this CPU must
+/// run: see [`Level::supported`]), for the tests and fuzz targets that hold
+/// each level to the same output.
+pub fn write_str_body_at(level: Level, out: &mut Vec<u8>, s: &str) {
+    write_escaped(level, out, s, &ESCAPE_ONCE, b"\\u00");
 }
 
 /// Writes `s` escaped twice, for a JSON string that sits inside another
 /// JSON string (a brain transcript line inside a `file` record): one pass
 /// instead of escaping the text, then the escaped line again.
 pub fn write_str_body_twice(out: &mut Vec<u8>, s: &str) {
-    write_escaped(out, s, &ESCAPE_TWICE, b"\\\\u00");
+    write_str_body_twice_at(simd::level(), out, s);
+}
+
+/// [`write_str_body_twice`] with the routines of `level`; see
+/// [`write_str_body_at`].
+pub fn write_str_body_twice_at(level: Level, out: &mut Vec<u8>, s: &str) {
+    write_escaped(level, out, s, &ESCAPE_TWICE, b"\\\\u00");
 }
 
 /// Conversation text is most of what the tools write. Each round makes
 /// room for a round of input plus some escapes, zero-filled once, and fills
 /// it with no call per run: sixteen bytes at a time where SSE2 finds what
-/// needs escaping (every x86-64), eight at a time through the table
-/// elsewhere and for the last few bytes. A round ends early when its room
+/// needs escaping (every x86-64; 32 or 16 at a time with AVX2 or SSSE3,
+/// escaping once), eight at a time through the table elsewhere and for the
+/// last few bytes. A round ends early when its room
 /// runs short, so escape-dense text (brain transcripts are JSON) just takes
 /// more rounds.
-fn write_escaped(out: &mut Vec<u8>, s: &str, table: &EscapeTable, unicode: &[u8]) {
+fn write_escaped(level: Level, out: &mut Vec<u8>, s: &str, table: &EscapeTable, unicode: &[u8]) {
+    // Escaping twice has no shuffle routine: SSE2 is its best.
+    let routine = if table.twice {
+        level.min(Level::Sse2)
+    } else {
+        level
+    };
     let bytes = s.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
@@ -118,7 +140,7 @@ fn write_escaped(out: &mut Vec<u8>, s: &str, table: &EscapeTable, unicode: &[u8]
         let room = (bytes.len() - i).min(ESCAPE_ROUND) + 128;
         out.resize(start + room, 0);
         let dst = &mut out[start..];
-        let (read, mut n) = escape_vectored(&bytes[i..], dst, table, unicode);
+        let (read, mut n) = escape_vectored(routine, &bytes[i..], dst, table, unicode);
         i += read;
         // Room for a word, or for eight bytes of the longest escape (7).
         while i < bytes.len() && n + 64 <= room {
@@ -157,33 +179,31 @@ fn escape_byte(b: u8, dst: &mut [u8], table: &EscapeTable, unicode: &[u8]) -> us
     len
 }
 
-/// Escapes whole sixteen-byte blocks of `src` into `dst` while both last;
-/// returns the bytes read and written (none on other architectures).
+/// Escapes whole blocks of `src` into `dst` while both last, with the
+/// routine of `level` (AVX2 and SSSE3 escape once only); returns the bytes read and written (none at the
+/// scalar level and on other architectures).
 #[cfg(target_arch = "x86_64")]
 fn escape_vectored(
+    level: Level,
     src: &[u8],
     dst: &mut [u8],
     table: &EscapeTable,
     unicode: &[u8],
 ) -> (usize, usize) {
-    if !table.twice && std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (asked just above; std keeps the
-        // answer); the function touches memory only through slices.
-        return unsafe { escape_once_avx2(src, dst) };
+    match level {
+        Level::Scalar => (0, 0),
+        // SAFETY (all three): `level` is never above what the CPU has
+        // (crate::stream::simd), and SSE2 is part of the x86-64 baseline;
+        // the functions touch memory only through slices.
+        Level::Avx2 => unsafe { escape_once_avx2(src, dst) },
+        Level::Ssse3 => unsafe { escape_once_ssse3(src, dst) },
+        Level::Sse2 => unsafe { escape_sse2(src, dst, table, unicode) },
     }
-    if !table.twice && std::arch::is_x86_feature_detected!("ssse3") {
-        // SAFETY: the CPU has SSSE3 (asked just above; std keeps the
-        // answer); the function touches memory only through slices.
-        return unsafe { escape_once_ssse3(src, dst) };
-    }
-    // SAFETY: SSE2 is part of the x86-64 baseline, so every CPU that runs
-    // this x86_64 binary has it; the function touches memory only through
-    // slices.
-    unsafe { escape_sse2(src, dst, table, unicode) }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 fn escape_vectored(
+    _level: Level,
     _src: &[u8],
     _dst: &mut [u8],
     _table: &EscapeTable,
@@ -514,34 +534,40 @@ mod tests {
                 let mut ours = Vec::new();
                 write_str(&mut ours, &text);
                 assert_eq!(ours, serde_json::to_vec(&text).unwrap(), "{text:?}");
-                #[cfg(target_arch = "x86_64")]
-                {
-                    // The SSE2 walk, which escaping once skips where the
-                    // CPU has SSSE3 or AVX2, writes the same.
-                    let src = text.as_bytes();
-                    let mut dst = vec![0; src.len() * 7 + 256];
-                    // SAFETY: SSE2 is part of the x86-64 baseline.
-                    let (read, mut n) =
-                        unsafe { escape_sse2(src, &mut dst, &ESCAPE_ONCE, b"\\u00") };
-                    for &b in &src[read..] {
-                        n += escape_byte(b, &mut dst[n..], &ESCAPE_ONCE, b"\\u00");
-                    }
-                    assert_eq!(dst[..n], ours[1..ours.len() - 1], "{text:?}");
-                    // And the SSSE3 shuffles, which AVX2 takes over from.
-                    if std::arch::is_x86_feature_detected!("ssse3") {
-                        // SAFETY: the CPU has SSSE3, asked just above.
-                        let (read, mut n) = unsafe { escape_once_ssse3(src, &mut dst) };
-                        for &b in &src[read..] {
-                            n += escape_byte(b, &mut dst[n..], &ESCAPE_ONCE, b"\\u00");
-                        }
-                        assert_eq!(dst[..n], ours[1..ours.len() - 1], "{text:?}");
-                    }
+                every_level_escapes_like_serde_json(&text);
+            }
+        }
+    }
+
+    /// Every level this CPU runs escapes `text` once as serde_json writes
+    /// its string body, and twice as serde_json escapes that body again.
+    fn every_level_escapes_like_serde_json(text: &str) {
+        let once = serde_json::to_string(text).unwrap();
+        let once = &once[1..once.len() - 1];
+        let again = serde_json::to_string(once).unwrap();
+        let again = &again[1..again.len() - 1];
+        for level in Level::supported_levels() {
+            let mut ours = Vec::new();
+            write_str_body_at(level, &mut ours, text);
+            assert_eq!(ours, once.as_bytes(), "once, {level:?} {text:?}");
+            ours.clear();
+            write_str_body_twice_at(level, &mut ours, text);
+            assert_eq!(ours, again.as_bytes(), "twice, {level:?} {text:?}");
+        }
+    }
+
+    /// One byte to escape at every place of every length up to a few
+    /// blocks of each routine: the block loops and the tails that finish
+    /// what they leave, at every level.
+    #[test]
+    fn each_level_escapes_a_byte_at_every_place() {
+        for len in 0..100 {
+            for at in 0..len {
+                for special in ['"', '\\', '\n', '\u{1}', '\u{1f}', 'é'] {
+                    let mut text: String = "abcdefghij".chars().cycle().take(len).collect();
+                    text.replace_range(at..at + 1, special.encode_utf8(&mut [0; 4]));
+                    every_level_escapes_like_serde_json(&text);
                 }
-                let mut twice = Vec::new();
-                write_str_body_twice(&mut twice, &text);
-                let once = serde_json::to_string(&text).unwrap();
-                let again = serde_json::to_string(&once[1..once.len() - 1]).unwrap();
-                assert_eq!(twice, &again.as_bytes()[1..again.len() - 1], "{text:?}");
             }
         }
     }

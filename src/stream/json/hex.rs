@@ -1,5 +1,7 @@
 //! Blobs as hex strings: most of the bytes agy-dump and agy-encode write.
 
+use crate::stream::simd::{self, Level};
+
 /// The two lowercase hex digits of every byte value.
 static HEX_PAIRS: [[u8; 2]; 256] = {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
@@ -29,25 +31,35 @@ pub fn write_hex(out: &mut Vec<u8>, bytes: &[u8]) {
 /// The inside of [`write_hex`]: the digits without the quotes, for a hex
 /// string written a piece at a time.
 pub fn write_hex_body(out: &mut Vec<u8>, bytes: &[u8]) {
+    write_hex_body_at(simd::level(), out, bytes);
+}
+
+/// [`write_hex_body`] with the routines of `level` (which this CPU must
+/// run: see [`Level::supported`]), for the tests and fuzz targets.
+pub fn write_hex_body_at(level: Level, out: &mut Vec<u8>, bytes: &[u8]) {
     out.reserve(bytes.len() * 2);
-    let done = write_hex_vectored(out, bytes);
+    let done = write_hex_vectored(level, out, bytes);
     for &b in &bytes[done..] {
         out.extend_from_slice(&HEX_PAIRS[b as usize]);
     }
 }
 
-/// Appends the hex of whole sixteen-byte blocks of `bytes`; returns how
-/// many bytes it encoded (none on other architectures).
+/// Appends the hex of whole sixteen-byte blocks of `bytes` with the routine
+/// of `level`; returns how many bytes it encoded (none at the scalar level
+/// and on other architectures).
 #[cfg(target_arch = "x86_64")]
-fn write_hex_vectored(out: &mut Vec<u8>, bytes: &[u8]) -> usize {
-    // SAFETY: SSE2 is part of the x86-64 baseline, so every CPU that runs
-    // this x86_64 binary has it; the function touches memory only through
-    // slices and a Vec.
-    unsafe { write_hex_sse2(out, bytes) }
+fn write_hex_vectored(level: Level, out: &mut Vec<u8>, bytes: &[u8]) -> usize {
+    match level {
+        Level::Scalar => 0,
+        // SAFETY: `level` is never above what the CPU has, and SSE2 is part
+        // of the x86-64 baseline; the function touches memory only through
+        // slices and a Vec.
+        Level::Sse2 | Level::Ssse3 | Level::Avx2 => unsafe { write_hex_sse2(out, bytes) },
+    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn write_hex_vectored(_out: &mut Vec<u8>, _bytes: &[u8]) -> usize {
+fn write_hex_vectored(_level: Level, _out: &mut Vec<u8>, _bytes: &[u8]) -> usize {
     0
 }
 
@@ -104,10 +116,16 @@ mod tests {
         for len in 0..bytes.len() {
             let mut out = Vec::new();
             write_hex(&mut out, &bytes[..len]);
-            assert_eq!(
-                out,
-                format!("\"{}\"", hex::encode(&bytes[..len])).into_bytes()
-            );
+            let expected = hex::encode(&bytes[..len]);
+            assert_eq!(out, format!("\"{expected}\"").into_bytes());
+            // Each block and tail at every level, from any starting byte.
+            for level in Level::supported_levels() {
+                for from in [0, 1, 17].into_iter().filter(|&f| f <= len) {
+                    let mut out = Vec::new();
+                    write_hex_body_at(level, &mut out, &bytes[from..len]);
+                    assert_eq!(out, &expected.as_bytes()[from * 2..], "{level:?} {len}");
+                }
+            }
         }
     }
 }

@@ -5,16 +5,20 @@
 //! building a tree for it would copy it twice for nothing.
 //!
 //! `escape` writes text as JSON strings, `scan` reads string literals
-//! without unescaping them, `hex` writes blobs as hex strings; this module
-//! writes numbers, values and keys.
+//! without unescaping them, `unescape` reads their escapes, `hex` writes
+//! blobs as hex strings; this module writes numbers, values and keys.
 
 mod escape;
 mod hex;
 mod scan;
+mod unescape;
 
-pub use escape::{write_str, write_str_body, write_str_body_twice};
-pub use hex::{write_hex, write_hex_body};
-pub use scan::{clean_prefix_len, is_simple_str_body};
+pub use escape::{
+    write_str, write_str_body, write_str_body_at, write_str_body_twice, write_str_body_twice_at,
+};
+pub use hex::{write_hex, write_hex_body, write_hex_body_at};
+pub use scan::{clean_prefix_len, clean_prefix_len_at, is_simple_str_body, is_simple_str_body_at};
+pub use unescape::{read_escape, LoneSurrogate};
 
 pub fn write_i64(out: &mut Vec<u8>, v: i64) {
     serde_json::to_writer(out, &v).expect("writing to a Vec cannot fail");

@@ -5,13 +5,20 @@
 #[cfg(target_arch = "x86_64")]
 use super::escape::special_mask_sse2;
 use super::escape::ESCAPE;
+use crate::stream::simd::{self, Level};
 
 /// How many bytes at the start of `bytes` a JSON string holds as they are:
 /// the position of the first control character, `"` or `\\`, or the
 /// length. Reading a string literal is finding this, sixteen bytes at a
 /// time where SSE2 is there.
 pub fn clean_prefix_len(bytes: &[u8]) -> usize {
-    let mut at = clean_prefix_vectored(bytes);
+    clean_prefix_len_at(simd::level(), bytes)
+}
+
+/// [`clean_prefix_len`] with the routines of `level` (which this CPU must
+/// run: see [`Level::supported`]), for the tests and fuzz targets.
+pub fn clean_prefix_len_at(level: Level, bytes: &[u8]) -> usize {
+    let mut at = clean_prefix_vectored(level, bytes);
     while at < bytes.len() && ESCAPE[bytes[at] as usize] == 0 {
         at += 1;
     }
@@ -36,21 +43,44 @@ pub fn clean_prefix_len(bytes: &[u8]) -> usize {
 /// on a long conversation's store. So a chunk of 64 bytes is judged from
 /// its bit masks at once, with no branch per escape: see [`escaped_bits`].
 pub fn is_simple_str_body(body: &[u8]) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (asked just above; std keeps the
-        // answer); the function reads only `body`.
-        return unsafe { simple_body_avx2(body) };
+    is_simple_str_body_at(simd::level(), body)
+}
+
+/// [`is_simple_str_body`] with the routines of `level` (which this CPU
+/// must run: see [`Level::supported`]), for the tests and fuzz targets.
+pub fn is_simple_str_body_at(level: Level, body: &[u8]) -> bool {
+    match level {
+        Level::Scalar => simple_body(body, Classes::scalar, escape_letters_scalar),
+        // SAFETY (both): `level` is never above what the CPU has
+        // (crate::stream::simd), and SSE2 is part of the x86-64 baseline;
+        // the functions read only `body`.
+        #[cfg(target_arch = "x86_64")]
+        Level::Sse2 | Level::Ssse3 => unsafe { simple_body_sse2(body) },
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { simple_body_avx2(body) },
+        #[cfg(not(target_arch = "x86_64"))]
+        _ => simple_body(body, Classes::scalar, escape_letters_scalar),
     }
-    simple_body(body, Classes::of, escape_letters)
+}
+
+/// [`is_simple_str_body`] with chunks classed sixteen bytes at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn simple_body_sse2(body: &[u8]) -> bool {
+    // The closures share this function's SSE2, so they call the SSE2
+    // functions without `unsafe`, and inline them.
+    simple_body(
+        body,
+        |chunk| classes_sse2(chunk),
+        |chunk| escape_letters_sse2(chunk),
+    )
 }
 
 /// [`is_simple_str_body`] with chunks classed thirty-two bytes at a time.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn simple_body_avx2(body: &[u8]) -> bool {
-    // The closures share this function's AVX2, so they call the AVX2
-    // functions without `unsafe`, and inline them.
+    // As in simple_body_sse2.
     simple_body(
         body,
         |chunk| classes_avx2(chunk),
@@ -85,7 +115,8 @@ fn simple_body(
         }
     }
     // Escapes are ASCII, so the text is UTF-8 exactly when its escaped
-    // form is.
+    // form is. A body whose last chunk ends in an odd run of backslashes
+    // (a whole chunk: no spaces after it) escapes nothing with the last.
     carry == 0 && std::str::from_utf8(body).is_ok()
 }
 
@@ -143,23 +174,7 @@ struct Classes {
 }
 
 impl Classes {
-    #[inline]
-    fn of(chunk: &[u8; CHUNK]) -> Classes {
-        #[cfg(target_arch = "x86_64")]
-        {
-            // SAFETY: SSE2 is part of the x86-64 baseline, so every CPU
-            // that runs this x86_64 binary has it; the function touches
-            // memory only through the chunk.
-            unsafe { classes_sse2(chunk) }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            Classes::scalar(chunk)
-        }
-    }
-
-    /// One byte at a time: where SSE2 is not, and for the tests.
-    #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+    /// One byte at a time: the plain form, and the reference of the tests.
     fn scalar(chunk: &[u8; CHUNK]) -> Classes {
         let mask = |test: &dyn Fn(u8) -> bool| {
             (0..CHUNK).fold(0u64, |mask, i| mask | (u64::from(test(chunk[i])) << i))
@@ -172,32 +187,14 @@ impl Classes {
     }
 }
 
+/// The letters that may follow a backslash in a simple escape.
+const ESCAPE_LETTERS: &[u8; 8] = b"\"\\/bfnrt";
+
 /// The bits of a chunk's bytes that may follow a backslash in a simple
-/// escape: `"`, `\\`, `/`, `b`, `f`, `n`, `r`, `t`.
-#[inline]
-fn escape_letters(chunk: &[u8; CHUNK]) -> u64 {
-    (0..CHUNK / 16).fold(0u64, |mask, i| {
-        let block: &[u8; 16] = chunk[i * 16..i * 16 + 16].try_into().expect("16 bytes");
-        mask | (u64::from(escape_letters16(block)) << (i * 16))
-    })
-}
-
-#[cfg(target_arch = "x86_64")]
-#[inline]
-fn escape_letters16(block: &[u8; 16]) -> u16 {
-    // SAFETY: SSE2 is part of the x86-64 baseline; the function reads
-    // only the block.
-    unsafe { escape_letters_sse2(block) }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn escape_letters16(block: &[u8; 16]) -> u16 {
-    (0..16).fold(0u16, |mask, i| {
-        let letter = matches!(
-            block[i],
-            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't'
-        );
-        mask | (u16::from(letter) << i)
+/// escape: `"`, `\\`, `/`, `b`, `f`, `n`, `r`, `t`. One byte at a time.
+fn escape_letters_scalar(chunk: &[u8; CHUNK]) -> u64 {
+    (0..CHUNK).fold(0u64, |mask, i| {
+        mask | (u64::from(ESCAPE_LETTERS.contains(&chunk[i])) << i)
     })
 }
 
@@ -256,7 +253,7 @@ fn escape_letters_avx2(chunk: &[u8; CHUNK]) -> u64 {
         let half: &[u8; 32] = chunk[i * 32..i * 32 + 32].try_into().expect("32 bytes");
         // SAFETY: the half is 32 bytes; the load is unaligned.
         let v = unsafe { _mm256_loadu_si256(half.as_ptr().cast()) };
-        let any = b"\"\\/bfnrt"
+        let any = ESCAPE_LETTERS
             .iter()
             .fold(_mm256_setzero_si256(), |any, &letter| {
                 _mm256_or_si256(any, _mm256_cmpeq_epi8(v, _mm256_set1_epi8(letter as i8)))
@@ -267,31 +264,36 @@ fn escape_letters_avx2(chunk: &[u8; CHUNK]) -> u64 {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
-fn escape_letters_sse2(block: &[u8; 16]) -> u16 {
+fn escape_letters_sse2(chunk: &[u8; CHUNK]) -> u64 {
     use std::arch::x86_64::*;
-    // SAFETY: the block is 16 bytes; the load is unaligned.
-    let v = unsafe { _mm_loadu_si128(block.as_ptr().cast()) };
-    let any = b"\"\\/bfnrt"
-        .iter()
-        .fold(_mm_setzero_si128(), |any, &letter| {
-            _mm_or_si128(any, _mm_cmpeq_epi8(v, _mm_set1_epi8(letter as i8)))
-        });
-    _mm_movemask_epi8(any) as u16
+    (0..CHUNK / 16).fold(0u64, |mask, i| {
+        let block: &[u8; 16] = chunk[i * 16..i * 16 + 16].try_into().expect("16 bytes");
+        // SAFETY: the block is 16 bytes; the load is unaligned.
+        let v = unsafe { _mm_loadu_si128(block.as_ptr().cast()) };
+        let any = ESCAPE_LETTERS
+            .iter()
+            .fold(_mm_setzero_si128(), |any, &letter| {
+                _mm_or_si128(any, _mm_cmpeq_epi8(v, _mm_set1_epi8(letter as i8)))
+            });
+        mask | u64::from(_mm_movemask_epi8(any) as u16) << (i * 16)
+    })
 }
 
 /// The position of the first byte to escape within the whole sixteen-byte
-/// blocks of `bytes`, else the length of those blocks (zero on other
-/// architectures).
+/// blocks of `bytes`, else the length of those blocks, with the routine of
+/// `level` (zero at the scalar level and on other architectures).
 #[cfg(target_arch = "x86_64")]
-fn clean_prefix_vectored(bytes: &[u8]) -> usize {
-    // SAFETY: SSE2 is part of the x86-64 baseline, so every CPU that runs
-    // this x86_64 binary has it; the function touches memory only through
-    // slices.
-    unsafe { clean_prefix_sse2(bytes) }
+fn clean_prefix_vectored(level: Level, bytes: &[u8]) -> usize {
+    match level {
+        Level::Scalar => 0,
+        // SAFETY: `level` is never above what the CPU has, and SSE2 is part
+        // of the x86-64 baseline; the function reads only `bytes`.
+        Level::Sse2 | Level::Ssse3 | Level::Avx2 => unsafe { clean_prefix_sse2(bytes) },
+    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn clean_prefix_vectored(_bytes: &[u8]) -> usize {
+fn clean_prefix_vectored(_level: Level, _bytes: &[u8]) -> usize {
     0
 }
 
@@ -412,6 +414,13 @@ mod tests {
         for body in &bodies {
             let simple = is_simple_str_body(body);
             assert_eq!(simple, simple_by_walking(body), "{body:?}");
+            for level in Level::supported_levels() {
+                assert_eq!(
+                    is_simple_str_body_at(level, body),
+                    simple,
+                    "{level:?} {body:?}"
+                );
+            }
             if simple {
                 let mut quoted = b"\"".to_vec();
                 quoted.extend_from_slice(body);
@@ -429,24 +438,60 @@ mod tests {
         let chunk: [u8; CHUNK] = std::array::from_fn(|i| (i * 37 % 256) as u8);
         for shift in 0..=255u8 {
             let shifted = chunk.map(|b| b.wrapping_add(shift));
-            let (fast, slow) = (Classes::of(&shifted), Classes::scalar(&shifted));
+            let slow = Classes::scalar(&shifted);
+            let slow = (slow.backslash, slow.quote, slow.control);
+            let letters = escape_letters_scalar(&shifted);
             assert_eq!(
-                (fast.backslash, fast.quote, fast.control),
-                (slow.backslash, slow.quote, slow.control)
+                letters.count_ones() as usize,
+                shifted
+                    .iter()
+                    .filter(|b| ESCAPE_LETTERS.contains(b))
+                    .count()
             );
+            for level in Level::supported_levels() {
+                let (fast, fast_letters) = classes_at(level, &shifted);
+                assert_eq!(
+                    (fast.backslash, fast.quote, fast.control),
+                    slow,
+                    "{level:?}"
+                );
+                assert_eq!(fast_letters, letters, "{level:?}");
+            }
+        }
+    }
+
+    /// The classes and escape letters of `chunk` by the routines of
+    /// `level`, which this CPU runs.
+    fn classes_at(level: Level, chunk: &[u8; CHUNK]) -> (Classes, u64) {
+        match level {
+            // SAFETY: the CPU runs `level`, and SSE2 is the baseline.
             #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU has AVX2, asked just above.
-                let wide = unsafe { classes_avx2(&shifted) };
-                assert_eq!(
-                    (wide.backslash, wide.quote, wide.control),
-                    (slow.backslash, slow.quote, slow.control)
-                );
-                // SAFETY: as above.
-                assert_eq!(
-                    unsafe { escape_letters_avx2(&shifted) },
-                    escape_letters(&shifted)
-                );
+            Level::Sse2 | Level::Ssse3 => unsafe {
+                (classes_sse2(chunk), escape_letters_sse2(chunk))
+            },
+            #[cfg(target_arch = "x86_64")]
+            Level::Avx2 => unsafe { (classes_avx2(chunk), escape_letters_avx2(chunk)) },
+            _ => (Classes::scalar(chunk), escape_letters_scalar(chunk)),
+        }
+    }
+
+    /// A body whose last backslash run is odd escapes nothing with its last
+    /// backslash, wherever the run ends: inside a chunk (the padding after
+    /// it) or at a chunk's end (63 plain bytes and a backslash: only the
+    /// carry out of the last chunk says so).
+    #[test]
+    fn a_body_ending_in_an_odd_backslash_run_is_refused() {
+        for plain in 0..200 {
+            for run in 0..6 {
+                let mut body = vec![b'a'; plain];
+                body.extend(std::iter::repeat_n(b'\\', run));
+                for level in Level::supported_levels() {
+                    assert_eq!(
+                        is_simple_str_body_at(level, &body),
+                        run % 2 == 0,
+                        "{level:?}: {plain} plain bytes, {run} backslashes"
+                    );
+                }
             }
         }
     }
@@ -462,6 +507,9 @@ mod tests {
                         bytes[at] = special;
                     }
                     assert_eq!(clean_prefix_len(&bytes), at, "{len} {at} {special}");
+                    for level in Level::supported_levels() {
+                        assert_eq!(clean_prefix_len_at(level, &bytes), at, "{level:?}");
+                    }
                 }
             }
         }

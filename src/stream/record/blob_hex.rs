@@ -3,6 +3,7 @@
 //! the first bad digit.
 
 use crate::error::{Error, Result};
+use crate::stream::simd::{self, Level};
 
 /// The byte that each pair of hex digits (either case) stands for, indexed
 /// by the two ASCII bytes; 0x100 marks a pair that is not two hex digits.
@@ -40,8 +41,14 @@ pub fn decode_hex(hex_text: &str) -> Result<Vec<u8>> {
 
 /// [`decode_hex`] into a reused buffer, which is cleared first.
 pub fn decode_hex_into(hex_text: &str, out: &mut Vec<u8>) -> Result<()> {
+    decode_hex_into_at(simd::level(), hex_text, out)
+}
+
+/// [`decode_hex_into`] with the routines of `level` (which this CPU must
+/// run: see [`Level::supported`]), for the tests and fuzz targets.
+pub fn decode_hex_into_at(level: Level, hex_text: &str, out: &mut Vec<u8>) -> Result<()> {
     let text = hex_text.as_bytes();
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return Err(Error::data(format!(
             "bad hex: odd number of digits ({})",
             text.len()
@@ -49,7 +56,7 @@ pub fn decode_hex_into(hex_text: &str, out: &mut Vec<u8>) -> Result<()> {
     }
     out.clear();
     out.resize(text.len() / 2, 0);
-    decode_hex_digits(text, out).map_err(|position| {
+    decode_hex_digits(level, text, out).map_err(|position| {
         let shown = hex_text[position..].chars().next().unwrap_or('?');
         Error::data(format!(
             "bad hex: invalid character {shown:?} at position {position}"
@@ -61,35 +68,43 @@ pub fn decode_hex_into(hex_text: &str, out: &mut Vec<u8>) -> Result<()> {
 /// even number of hex digits (the caller then takes the path that says
 /// why). For text not yet known to be UTF-8.
 pub fn decode_hex_bytes_into(text: &[u8], out: &mut Vec<u8>) -> bool {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return false;
     }
     out.clear();
     out.resize(text.len() / 2, 0);
-    decode_hex_digits(text, out).is_ok()
+    decode_hex_digits(simd::level(), text, out).is_ok()
 }
 
 /// Whether every byte of `text` is a hex digit (of either case). agy-decode
 /// checks so the blob columns it does not decode, which must still be valid
 /// JSON strings; byte by byte, that was most of reading a steps row's line.
 pub fn is_hex_digits(text: &[u8]) -> bool {
-    let checked = hex_digit_blocks_vectored(text);
+    is_hex_digits_at(simd::level(), text)
+}
+
+/// [`is_hex_digits`] with the routines of `level`; see
+/// [`decode_hex_into_at`].
+pub fn is_hex_digits_at(level: Level, text: &[u8]) -> bool {
+    let checked = hex_digit_blocks_vectored(level, text);
     text[checked..].iter().all(u8::is_ascii_hexdigit)
 }
 
 /// How many bytes at the start of `text`, in whole blocks of sixteen, are
 /// hex digits: all the blocks', or up to the block holding something else
-/// (none on other architectures).
+/// (none at the scalar level and on other architectures).
 #[cfg(target_arch = "x86_64")]
-fn hex_digit_blocks_vectored(text: &[u8]) -> usize {
-    // SAFETY: SSE2 is part of the x86-64 baseline, so every CPU that runs
-    // this x86_64 binary has it; the function touches memory only through
-    // slices.
-    unsafe { hex_digit_blocks_sse2(text) }
+fn hex_digit_blocks_vectored(level: Level, text: &[u8]) -> usize {
+    match level {
+        Level::Scalar => 0,
+        // SAFETY: `level` is never above what the CPU has, and SSE2 is part
+        // of the x86-64 baseline; the function reads only `text`.
+        Level::Sse2 | Level::Ssse3 | Level::Avx2 => unsafe { hex_digit_blocks_sse2(text) },
+    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn hex_digit_blocks_vectored(_text: &[u8]) -> usize {
+fn hex_digit_blocks_vectored(_level: Level, _text: &[u8]) -> usize {
     0
 }
 
@@ -133,11 +148,11 @@ fn hex_digit_blocks_sse2(text: &[u8]) -> usize {
 
 /// Decodes `text` into `out` (half its length), or gives the position of
 /// the first byte that is not a hex digit.
-fn decode_hex_digits(text: &[u8], out: &mut [u8]) -> std::result::Result<(), usize> {
+fn decode_hex_digits(level: Level, text: &[u8], out: &mut [u8]) -> std::result::Result<(), usize> {
     // Sixteen digits at a time where the CPU has SSE2 (every x86-64), the
     // pair table for the rest and for a chunk holding a bad digit, whose
     // position the table loop finds.
-    let vectored = decode_hex_vectored(text, out);
+    let vectored = decode_hex_vectored(level, text, out);
     let (text, out) = (&text[vectored * 2..], &mut out[vectored..]);
     for (chunk_index, (dst, src)) in out.chunks_mut(64).zip(text.chunks(128)).enumerate() {
         let mut invalid = 0u16;
@@ -167,17 +182,16 @@ fn decode_hex_digits(text: &[u8], out: &mut [u8]) -> std::result::Result<(), usi
 /// is hundreds of MB of hex on a long conversation, and decoding it was a
 /// tenth of agy-decode's time there with SSE2.
 #[cfg(target_arch = "x86_64")]
-fn decode_hex_vectored(text: &[u8], out: &mut [u8]) -> usize {
-    let wide = if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (asked just above; std keeps the
-        // answer); the function touches memory only through slices.
-        unsafe { decode_hex_avx2(text, out) }
-    } else {
-        0
+fn decode_hex_vectored(level: Level, text: &[u8], out: &mut [u8]) -> usize {
+    let wide = match level {
+        // SAFETY: `level` is never above what the CPU has; the function
+        // touches memory only through slices.
+        Level::Avx2 => unsafe { decode_hex_avx2(text, out) },
+        Level::Scalar => return 0,
+        Level::Sse2 | Level::Ssse3 => 0,
     };
-    // SAFETY: SSE2 is part of the x86-64 baseline, so every CPU that runs
-    // this x86_64 binary has it; the function touches memory only through
-    // slices.
+    // SAFETY: SSE2 is part of the x86-64 baseline, and the level is at
+    // least SSE2; the function touches memory only through slices.
     wide + unsafe { decode_hex_sse2(&text[wide * 2..], &mut out[wide..]) }
 }
 
@@ -250,7 +264,7 @@ fn decode_hex_sse2(text: &[u8], out: &mut [u8]) -> usize {
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn decode_hex_vectored(_text: &[u8], _out: &mut [u8]) -> usize {
+fn decode_hex_vectored(_level: Level, _text: &[u8], _out: &mut [u8]) -> usize {
     0
 }
 
@@ -269,10 +283,47 @@ mod tests {
                     text[at] = byte;
                     let expected = text.iter().all(u8::is_ascii_hexdigit);
                     assert_eq!(is_hex_digits(&text), expected, "{byte:#x} at {at} of {len}");
+                    for level in Level::supported_levels() {
+                        assert_eq!(
+                            is_hex_digits_at(level, &text),
+                            expected,
+                            "{level:?}: {byte:#x} at {at} of {len}"
+                        );
+                    }
                 }
             }
         }
         assert!(is_hex_digits(b""));
+    }
+
+    /// Every byte value at every place of a block, in both cases, through
+    /// each level's decoder: the SSE2 one sees letters in the high nibble
+    /// only at a level below AVX2, where it decodes every block.
+    #[test]
+    fn each_level_decodes_every_byte_at_every_place() {
+        let bytes: Vec<u8> = (0..=255u8).collect();
+        for level in Level::supported_levels() {
+            for from in 0..40 {
+                let bytes = &bytes[from..];
+                for text in [hex::encode(bytes), hex::encode_upper(bytes)] {
+                    let mut out = vec![7; 3];
+                    decode_hex_into_at(level, &text, &mut out).unwrap();
+                    assert_eq!(out, bytes, "{level:?} from {from}");
+                    assert!(is_hex_digits_at(level, text.as_bytes()));
+                }
+            }
+            // A bad digit at every place is found at its position.
+            for at in 0..100 {
+                let mut text = "fA".repeat(50).into_bytes();
+                text[at] = b'g';
+                let text = String::from_utf8(text).unwrap();
+                let err = decode_hex_into_at(level, &text, &mut Vec::new()).unwrap_err();
+                assert!(
+                    err.message().contains(&format!("position {at}")),
+                    "{level:?} {err}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -38,7 +38,10 @@ mod edit;
 mod read;
 mod write;
 
-pub use blob_hex::{decode_hex, decode_hex_bytes_into, decode_hex_into, is_hex_digits};
+pub use blob_hex::{
+    decode_hex, decode_hex_bytes_into, decode_hex_into, decode_hex_into_at, is_hex_digits,
+    is_hex_digits_at,
+};
 pub use edit::{data_cells, edit_row, write_as, write_line, write_patched, CellEdit, Patch};
 pub use read::{
     canonical_file_line, line_head, CanonicalFile, FileContent, JsonCell, Record, RowCells,
