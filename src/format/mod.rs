@@ -10,6 +10,11 @@
 //! [`codex_read`], [`gemini_cli_read`]). Every target format shares one
 //! sequencing pass ([`turns`]), so what the Messages API would accept is
 //! also what Claude Code, Codex and Gemini CLI resume without repairing it.
+//!
+//! Each format is a line in one table ([`Format`]) and a [`write::Writer`]
+//! that says only what its output looks like: [`write`] does what every
+//! format does alike (the turn rules, the session id, project directory
+//! and start time, `--out-dir`).
 
 pub mod anthropic;
 pub mod claude_code;
@@ -20,6 +25,7 @@ pub mod gemini_cli;
 pub mod gemini_cli_project;
 pub mod gemini_cli_read;
 pub mod turns;
+pub mod write;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -46,22 +52,93 @@ pub enum Format {
     GeminiCli,
 }
 
+/// A format's name and what the tools do with it: agy-decode writes the
+/// formats with a writer. A new format is a line here and its writer.
+struct Spec {
+    format: Format,
+    name: &'static str,
+    writer: Option<&'static write::Writer>,
+}
+
+const FORMATS: &[Spec] = &[
+    Spec {
+        format: Format::Messages,
+        name: "messages",
+        writer: None,
+    },
+    Spec {
+        format: Format::Anthropic,
+        name: "anthropic",
+        writer: Some(&anthropic::WRITER),
+    },
+    Spec {
+        format: Format::ClaudeCode,
+        name: "claude-code",
+        writer: Some(&claude_code::WRITER),
+    },
+    Spec {
+        format: Format::Codex,
+        name: "codex",
+        writer: Some(&codex::WRITER),
+    },
+    Spec {
+        format: Format::GeminiCli,
+        name: "gemini-cli",
+        writer: Some(&gemini_cli::WRITER),
+    },
+];
+
 impl Format {
+    fn spec(self) -> &'static Spec {
+        FORMATS
+            .iter()
+            .find(|s| s.format == self)
+            .expect("every format is in the table")
+    }
+
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// How agy-decode writes it (`None`: the message stream itself, or a
+    /// format it does not write).
+    pub fn writer(self) -> Option<&'static write::Writer> {
+        self.spec().writer
+    }
+
+    /// Whether agy-decode writes it as another CLI's session (which
+    /// `--out-dir`, `--cwd` and `--force` are for).
+    pub fn is_session(self) -> bool {
+        self.writer()
+            .is_some_and(|w| matches!(w.shape, write::Shape::Session(_)))
+    }
+
+    /// Every format, in the table's order.
+    pub fn all() -> impl Iterator<Item = Format> {
+        FORMATS.iter().map(|s| s.format)
+    }
+
     /// Reads a `--format` value; `allowed` lists the formats the tool
     /// offers.
     pub fn parse(name: &str, allowed: &[Format]) -> Result<Format> {
-        let format = match name {
-            "messages" => Format::Messages,
-            "anthropic" => Format::Anthropic,
-            "claude-code" => Format::ClaudeCode,
-            "codex" => Format::Codex,
-            "gemini-cli" => Format::GeminiCli,
-            _ => return Err(Error::usage(format!("unknown format {name:?}"))),
+        let Some(spec) = FORMATS.iter().find(|s| s.name == name) else {
+            return Err(Error::usage(format!("unknown format {name:?}")));
         };
-        if !allowed.contains(&format) {
+        if !allowed.contains(&spec.format) {
             return Err(Error::usage(format!("--format {name} is not offered here")));
         }
-        Ok(format)
+        Ok(spec.format)
+    }
+
+    /// The names of `formats` as a sentence lists them: "a, b or c".
+    pub fn names(formats: impl IntoIterator<Item = Format>) -> String {
+        let names: Vec<&str> = formats.into_iter().map(Format::name).collect();
+        match names.split_last() {
+            None => String::new(),
+            Some((last, [])) => (*last).to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        }
     }
 }
 
@@ -302,13 +379,11 @@ impl Converter {
             return Ok(());
         };
         let mut report = Report::default();
-        match self.format {
-            Format::Messages => unreachable!("the plain stream is not converted"),
-            Format::Anthropic => anthropic::write(&mut conv, &self.options, &mut report, out)?,
-            Format::ClaudeCode => claude_code::write(&mut conv, &self.options, &mut report, out)?,
-            Format::Codex => codex::write(&mut conv, &self.options, &mut report, out)?,
-            Format::GeminiCli => gemini_cli::write(&mut conv, &self.options, &mut report, out)?,
-        }
+        let writer = self
+            .format
+            .writer()
+            .expect("only formats with a writer are converted");
+        write::write(writer, &mut conv, &self.options, &mut report, out)?;
         out.end_record()?;
         if self.options.verbose {
             eprintln!("agy-decode: conversation {}: {report}", conv.id);

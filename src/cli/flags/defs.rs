@@ -286,13 +286,9 @@ and bookkeeping steps before it are kept.
                 "gemini-cli",
             ]),
             update: |args, value| {
-                let offered = [
-                    Format::Messages,
-                    Format::Anthropic,
-                    Format::ClaudeCode,
-                    Format::Codex,
-                    Format::GeminiCli,
-                ];
+                let offered: Vec<Format> = Format::all()
+                    .filter(|f| *f == Format::Messages || f.writer().is_some())
+                    .collect();
                 args.format = Format::parse(&value.string()?, &offered)?;
                 Ok(())
             },

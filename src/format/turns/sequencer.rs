@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use super::{
-    block_as_text, change, is_name_char, is_web_url, object, orphan_text, text_block, Msg, Report,
-    Rules, Sequenced, Thinking, Turn, IMAGE_TYPES, NO_RESULT, OPENING,
+    block_as_text, change, is_name_char, is_web_url, object, orphan_text, text_block, Kept, Msg,
+    Report, Rules, Sequenced, Thinking, Turn, IMAGE_TYPES, NO_RESULT, OPENING,
 };
 use crate::stream::message::{self, Block, ImageSource, ResultContent, Role, ToolInput};
 
@@ -102,7 +102,8 @@ impl Sequencer<'_> {
                 } => {
                     let written = self.call_id(id);
                     let name = self.tool_name(name);
-                    if signature.is_some() && !self.rules.gemini {
+                    let signed = self.rules.kept == Kept::Thoughts;
+                    if signature.is_some() && !signed {
                         self.report.add(change::SIGNATURES_DROPPED, 1);
                     }
                     let input = match input {
@@ -128,7 +129,7 @@ impl Sequencer<'_> {
                         ("name", name.into()),
                         ("input", input),
                     ]);
-                    if let (true, Some(signature)) = (self.rules.gemini, signature) {
+                    if let (true, Some(signature)) = (signed, signature) {
                         call.as_object_mut()
                             .expect("an object")
                             .insert("signature".into(), signature.as_ref().into());
@@ -256,10 +257,10 @@ impl Sequencer<'_> {
         }
     }
 
-    /// With [`Rules::gemini`], an assistant's thinking kept as a `thinking`
-    /// block (unless it is to be text); `None` otherwise.
+    /// With [`Kept::Thoughts`], an assistant's thinking kept as a
+    /// `thinking` block (unless it is to be text); `None` otherwise.
     fn thought(&mut self, thinking: &str, signature: Option<&str>) -> Option<Value> {
-        if !self.rules.gemini || self.rules.thinking == Thinking::Text {
+        if self.rules.kept != Kept::Thoughts || self.rules.thinking == Thinking::Text {
             return None;
         }
         if thinking.trim().is_empty() && signature.is_none() {
@@ -281,7 +282,7 @@ impl Sequencer<'_> {
             self.report.add(change::THINKING_TEXT, 1);
             return Some(text_block(&format!("<thinking>\n{thinking}\n</thinking>")));
         }
-        if self.rules.thinking_apart && !thinking.trim().is_empty() {
+        if self.rules.kept == Kept::ForPeople && !thinking.trim().is_empty() {
             self.report.add(change::THINKING_APART, 1);
             return Some(object([
                 ("type", "thinking".into()),
