@@ -14,7 +14,8 @@
 //! Each format is a line in one table ([`Format`]) and a [`write::Writer`]
 //! that says only what its output looks like: [`write`] does what every
 //! format does alike (the turn rules, the session id, project directory
-//! and start time, `--out-dir`).
+//! and start time, `--out-dir`). Likewise each reader says only how a
+//! session reads ([`read::Reader`]), and [`read`] writes the records.
 
 pub mod anthropic;
 pub mod claude_code;
@@ -24,6 +25,7 @@ pub mod codex_read;
 pub mod gemini_cli;
 pub mod gemini_cli_project;
 pub mod gemini_cli_read;
+pub mod read;
 pub mod turns;
 pub mod write;
 
@@ -53,11 +55,13 @@ pub enum Format {
 }
 
 /// A format's name and what the tools do with it: agy-decode writes the
-/// formats with a writer. A new format is a line here and its writer.
+/// formats with a writer, agy-encode reads those with a reader. A new
+/// format is a line here, its writer and its reader.
 struct Spec {
     format: Format,
     name: &'static str,
     writer: Option<&'static write::Writer>,
+    reader: Option<read::Reader>,
 }
 
 const FORMATS: &[Spec] = &[
@@ -65,26 +69,31 @@ const FORMATS: &[Spec] = &[
         format: Format::Messages,
         name: "messages",
         writer: None,
+        reader: None,
     },
     Spec {
         format: Format::Anthropic,
         name: "anthropic",
         writer: Some(&anthropic::WRITER),
+        reader: None,
     },
     Spec {
         format: Format::ClaudeCode,
         name: "claude-code",
         writer: Some(&claude_code::WRITER),
+        reader: Some(claude_code_read::read),
     },
     Spec {
         format: Format::Codex,
         name: "codex",
         writer: Some(&codex::WRITER),
+        reader: Some(codex_read::read),
     },
     Spec {
         format: Format::GeminiCli,
         name: "gemini-cli",
         writer: Some(&gemini_cli::WRITER),
+        reader: Some(gemini_cli_read::read),
     },
 ];
 
@@ -105,6 +114,12 @@ impl Format {
     /// format it does not write).
     pub fn writer(self) -> Option<&'static write::Writer> {
         self.spec().writer
+    }
+
+    /// How agy-encode reads it (`None`: the message stream itself, or a
+    /// format it does not read).
+    pub fn reader(self) -> Option<read::Reader> {
+        self.spec().reader
     }
 
     /// Whether agy-decode writes it as another CLI's session (which

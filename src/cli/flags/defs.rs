@@ -319,12 +319,9 @@ a Gemini CLI session; see
             name: "FORMAT",
             complete: Complete::Choices(&["messages", "claude-code", "codex", "gemini-cli"]),
             update: |args, value| {
-                let offered = [
-                    Format::Messages,
-                    Format::ClaudeCode,
-                    Format::Codex,
-                    Format::GeminiCli,
-                ];
+                let offered: Vec<Format> = Format::all()
+                    .filter(|f| *f == Format::Messages || f.reader().is_some())
+                    .collect();
                 args.format = Format::parse(&value.string()?, &offered)?;
                 Ok(())
             },

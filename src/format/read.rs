@@ -1,0 +1,89 @@
+//! What every reader of `agy-encode --format` shares, so that a format is
+//! one file that says only how its sessions read.
+//!
+//! A [`Reader`] turns one session file into a [`Conversation`] (its
+//! messages and its meta record), counting what it leaves out; [`encode`]
+//! does the rest the same way for every format: it writes the message
+//! stream's records, with the timestamps the stream can hold, feeds them
+//! to the ordinary encoder, and with `--verbose` says what was left out.
+
+use std::borrow::Cow;
+
+use super::{Conversation, Report};
+use crate::encode::{self, Encoder};
+use crate::error::Result;
+use crate::stream::io::{Lines, Output};
+use crate::stream::message::{Message, Meta};
+use crate::time::Timestamp;
+
+/// Reads one session from its lines; the conversation id is the session's.
+pub type Reader = fn(&mut Lines, &mut Report) -> Result<Conversation>;
+
+/// Reads one session from `lines` with `read` and feeds its records to
+/// `encoder`. With `verbose`, what was left out goes to stderr.
+pub fn encode(
+    read: Reader,
+    lines: &mut Lines,
+    encoder: &mut Encoder,
+    out: &mut Output,
+    verbose: bool,
+) -> Result<()> {
+    let name = lines.name().to_string();
+    let mut report = Report::default();
+    let conv = read(lines, &mut report)?;
+    for record in &records(conv) {
+        let parsed = encode::parse_line(record).map_err(|e| e.context(&name))?;
+        encoder.record(parsed, out).map_err(|e| e.context(&name))?;
+    }
+    if verbose {
+        eprintln!("agy-encode: {name}: {report}");
+    }
+    Ok(())
+}
+
+/// The message stream records (JSON lines without the newline) of `conv`:
+/// each message that holds something, then the meta record. A time the
+/// stream cannot hold is left out.
+pub fn records(conv: Conversation) -> Vec<Vec<u8>> {
+    let valid = |t: Option<String>| t.filter(|t| Timestamp::parse(t).is_ok());
+    let id = conv.id.as_str();
+    let mut out = Vec::new();
+    for msg in conv.messages {
+        if msg.content.is_empty() {
+            continue;
+        }
+        let mut line = Vec::new();
+        Message {
+            conversation: id,
+            kind: "message",
+            role: msg.role,
+            step_type: msg.step_type.map(Cow::Owned),
+            idx: None,
+            implicit: msg.implicit,
+            timestamp: valid(msg.timestamp),
+            model: msg.model.map(Cow::Owned),
+            stop_reason: msg.stop_reason,
+            usage: msg.usage,
+            raw: None,
+            damaged: false,
+            content: msg.content,
+        }
+        .write_json(&mut line);
+        out.push(line);
+    }
+    let meta = conv.meta;
+    let meta = Meta {
+        conversation: id,
+        kind: "meta",
+        id: Cow::Borrowed(id),
+        timestamp: valid(meta.timestamp),
+        cwd: meta.cwd,
+        git_branch: meta.git_branch,
+        title: meta.title,
+        model: meta.model,
+        parent_conversation_id: None,
+        forked_from: None,
+    };
+    out.push(serde_json::to_vec(&meta).expect("serializing to a Vec cannot fail"));
+    out
+}
