@@ -25,6 +25,7 @@ pub mod codex_read;
 pub mod gemini_cli;
 pub mod gemini_cli_project;
 pub mod gemini_cli_read;
+pub mod opencode;
 pub mod read;
 pub mod turns;
 pub mod write;
@@ -52,6 +53,8 @@ pub enum Format {
     Codex,
     /// Gemini CLI session JSONL.
     GeminiCli,
+    /// OpenCode's session export (one JSON document).
+    OpenCode,
 }
 
 /// A format's name and what the tools do with it: agy-decode writes the
@@ -94,6 +97,12 @@ const FORMATS: &[Spec] = &[
         name: "gemini-cli",
         writer: Some(&gemini_cli::WRITER),
         reader: Some(gemini_cli_read::read),
+    },
+    Spec {
+        format: Format::OpenCode,
+        name: "opencode",
+        writer: Some(&opencode::WRITER),
+        reader: None,
     },
 ];
 

@@ -60,6 +60,7 @@ pub mod change {
     pub const OPENING: &str = "opening user turns added";
     pub const TRAILING: &str = "trailing whitespace trimmed from the last turn";
     pub const THOUGHTS: &str = "thinking blocks kept as thoughts";
+    pub const REASONING: &str = "thinking blocks kept as reasoning";
 }
 
 /// One API turn. A user turn's content is its `results`, then `blocks`.
@@ -159,6 +160,11 @@ pub enum Kept {
     /// Gemini may still accept agy's signatures, as agy's models are
     /// Gemini models; Anthropic never would.
     Thoughts,
+    /// OpenCode: thinking that is not blank stays in its turn as a
+    /// `thinking` block, which the session keeps as a reasoning part, a
+    /// part of the history like any other (OpenCode decides what of it
+    /// a model is sent); signatures are not kept.
+    Reasoning,
 }
 
 /// A conversation's turns for `agy-decode --format`, or `None`, said on

@@ -282,8 +282,13 @@ impl Sequencer<'_> {
             self.report.add(change::THINKING_TEXT, 1);
             return Some(text_block(&format!("<thinking>\n{thinking}\n</thinking>")));
         }
-        if self.rules.kept == Kept::ForPeople && !thinking.trim().is_empty() {
-            self.report.add(change::THINKING_APART, 1);
+        let kept = match self.rules.kept {
+            Kept::ForPeople => Some(change::THINKING_APART),
+            Kept::Reasoning => Some(change::REASONING),
+            Kept::Nothing | Kept::Thoughts => None,
+        };
+        if let (Some(label), false) = (kept, thinking.trim().is_empty()) {
+            self.report.add(label, 1);
             return Some(object([
                 ("type", "thinking".into()),
                 ("thinking", thinking.into()),
