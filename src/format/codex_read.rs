@@ -36,11 +36,12 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::codex::TOOLS;
+use super::read::image_source;
 use super::{Conversation, MetaInfo, Msg, Report};
 use crate::agy::tools::{self, ArgList};
 use crate::error::{Error, Result};
 use crate::stream::io::Lines;
-use crate::stream::message::{self, Block, ImageSource, ResultContent, Role, ToolInput, Usage};
+use crate::stream::message::{self, Block, ResultContent, Role, ToolInput, Usage};
 use crate::time::Timestamp;
 
 /// Labels of what reading leaves out.
@@ -503,29 +504,6 @@ fn usage(counts: &Value) -> Option<Usage> {
         cache_read_input_tokens: (cached > 0).then_some(cached),
     };
     Some(usage)
-}
-
-/// An `image_url` (a data URL or a web address) as an image source.
-fn image_source(url: &str) -> ImageSource<'static> {
-    if let Some((head, data)) = url
-        .strip_prefix("data:")
-        .and_then(|rest| rest.split_once(','))
-    {
-        if let Some(media_type) = head.strip_suffix(";base64") {
-            return ImageSource {
-                source_type: Cow::Borrowed("base64"),
-                media_type: Some(Cow::Owned(media_type.to_string())),
-                data: Some(Cow::Owned(data.to_string())),
-                url: None,
-            };
-        }
-    }
-    ImageSource {
-        source_type: Cow::Borrowed("url"),
-        media_type: None,
-        data: None,
-        url: Some(Cow::Owned(url.to_string())),
-    }
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ pub mod gemini_cli;
 pub mod gemini_cli_project;
 pub mod gemini_cli_read;
 pub mod opencode;
+pub mod opencode_read;
 pub mod read;
 pub mod turns;
 pub mod write;
@@ -102,7 +103,7 @@ const FORMATS: &[Spec] = &[
         format: Format::OpenCode,
         name: "opencode",
         writer: Some(&opencode::WRITER),
-        reader: None,
+        reader: Some(opencode_read::read),
     },
 ];
 

@@ -13,7 +13,7 @@ use super::{Conversation, Report};
 use crate::encode::{self, Encoder};
 use crate::error::Result;
 use crate::stream::io::{Lines, Output};
-use crate::stream::message::{Message, Meta};
+use crate::stream::message::{ImageSource, Message, Meta};
 use crate::time::Timestamp;
 
 /// Reads one session from its lines; the conversation id is the session's.
@@ -86,4 +86,28 @@ pub fn records(conv: Conversation) -> Vec<Vec<u8>> {
     };
     out.push(serde_json::to_vec(&meta).expect("serializing to a Vec cannot fail"));
     out
+}
+
+/// A URL of an image or document (a `data:` URL, or an address) as the
+/// stream's source: base64 data with its media type, else the URL.
+pub fn image_source(url: &str) -> ImageSource<'static> {
+    if let Some((head, data)) = url
+        .strip_prefix("data:")
+        .and_then(|rest| rest.split_once(','))
+    {
+        if let Some(media_type) = head.strip_suffix(";base64") {
+            return ImageSource {
+                source_type: Cow::Borrowed("base64"),
+                media_type: Some(Cow::Owned(media_type.to_string())),
+                data: Some(Cow::Owned(data.to_string())),
+                url: None,
+            };
+        }
+    }
+    ImageSource {
+        source_type: Cow::Borrowed("url"),
+        media_type: None,
+        data: None,
+        url: Some(Cow::Owned(url.to_string())),
+    }
 }

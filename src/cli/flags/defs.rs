@@ -323,7 +323,13 @@ takes it; see
         short: None,
         kind: Kind::Value {
             name: "FORMAT",
-            complete: Complete::Choices(&["messages", "claude-code", "codex", "gemini-cli"]),
+            complete: Complete::Choices(&[
+                "messages",
+                "claude-code",
+                "codex",
+                "gemini-cli",
+                "opencode",
+            ]),
             update: |args, value| {
                 let offered: Vec<Format> = Format::all()
                     .filter(|f| *f == Format::Messages || f.reader().is_some())
@@ -335,8 +341,8 @@ takes it; see
         docs: &[Doc {
             bins: &[Bin::Encode],
             help: "what FILE holds: messages (the default), claude-code (Claude Code \
-                   session files), codex (Codex CLI rollout files) or gemini-cli (Gemini CLI \
-                   session files), one session each",
+                   session files), codex (Codex CLI rollout files), gemini-cli (Gemini CLI \
+                   session files) or opencode (what opencode export prints), one session each",
             man: r#"What each
 .I FILE
 holds:
@@ -348,10 +354,15 @@ for Claude Code session files (see
 .B codex
 for Codex CLI rollout files (see
 .BR "CODEX SESSIONS" ),
-or
 .B gemini\-cli
 for Gemini CLI session files (see
 .BR "GEMINI CLI SESSIONS" ),
+or
+.B opencode
+for what
+.B opencode export
+prints (see
+.BR "OPENCODE SESSIONS" ),
 one session each.
 "#,
         }],
@@ -643,12 +654,13 @@ dropped, with counts.
             },
             Doc {
                 bins: &[Bin::Encode],
-                help: "claude-code, codex, gemini-cli: say on stderr what was left out",
+                help: "claude-code, codex, gemini-cli, opencode: say on stderr what was left out",
                 man: r#"With
 .BR claude\-code ,
-.B codex
+.BR codex ,
+.B gemini\-cli
 and
-.BR gemini\-cli :
+.BR opencode :
 say on standard error, per session, what was left out, with counts.
 "#,
             },
