@@ -1,15 +1,17 @@
 //! Other agents' formats: the message stream as an Anthropic Messages API
-//! request, a Claude Code session, a Codex CLI rollout or a Gemini CLI
-//! session, and each of those sessions back into the message stream.
+//! request, a Claude Code session, a Codex CLI rollout, a Gemini CLI
+//! session or an OpenCode session, and each of those sessions back into
+//! the message stream.
 //!
 //! The converters never look inside decode or encode: `agy-decode --format`
 //! runs the ordinary decoder into an in-process buffer ([`Sink`]) and
 //! converts each finished conversation's message records, and
-//! `agy-encode --format claude-code|codex|gemini-cli` turns session lines
-//! into message records for the ordinary encoder ([`claude_code_read`],
-//! [`codex_read`], [`gemini_cli_read`]). Every target format shares one
-//! sequencing pass ([`turns`]), so what the Messages API would accept is
-//! also what Claude Code, Codex and Gemini CLI resume without repairing it.
+//! `agy-encode --format claude-code|codex|gemini-cli|opencode` turns a
+//! session into message records for the ordinary encoder
+//! ([`claude_code_read`], [`codex_read`], [`gemini_cli_read`],
+//! [`opencode_read`]). Every target format shares one sequencing pass
+//! ([`turns`]), so what the Messages API would accept is also what Claude
+//! Code, Codex, Gemini CLI and OpenCode resume without repairing it.
 //!
 //! Each format is a line in one table ([`Format`]) and a [`write::Writer`]
 //! that says only what its output looks like: [`write`] does what every
@@ -190,7 +192,7 @@ impl Thinking {
     }
 }
 
-/// Settings of `agy-decode --format anthropic|claude-code|codex|gemini-cli`.
+/// Settings of `agy-decode --format`.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     pub thinking: Thinking,
@@ -198,12 +200,13 @@ pub struct Options {
     pub verbose: bool,
     /// Claude Code: write `DIR/<slug>/<id>.jsonl` instead of stdout;
     /// Codex: `DIR/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`.
-    /// Gemini CLI: `DIR/tmp/<slug>/chats/session-….jsonl`.
+    /// Gemini CLI: `DIR/tmp/<slug>/chats/session-….jsonl`; OpenCode:
+    /// `DIR/<id>.json`.
     pub out_dir: Option<PathBuf>,
-    /// Claude Code, Codex, Gemini CLI: the project directory, instead of
-    /// each conversation's.
+    /// The session formats: the project directory, instead of each
+    /// conversation's.
     pub cwd: Option<String>,
-    /// Claude Code, Codex, Gemini CLI: replace session files that exist.
+    /// The session formats: replace session files that exist.
     pub force: bool,
 }
 
