@@ -34,7 +34,7 @@ use said::{check_sent, said_by_export, said_by_request, said_by_stream};
 use serde_json::{json, Value};
 use support::clients::{self, opencode};
 use support::corpus::{into_agy, out_dir_args, rows, sample, stores};
-use support::holds::message_stream;
+use support::holds::{message_stream, ToolRow};
 use support::store::json_lines;
 use support::{run, run_ok, stderr, Scratch};
 
@@ -50,14 +50,7 @@ pub const REPAIR_TEXTS: &[&str] = &[
 
 /// OpenCode's names and keys for the common tools of agy-decode's stream
 /// (the table in the man page, written out again here so that a mistake
-/// there cannot hide here): (common name, OpenCode's name, [(common key,
-/// OpenCode's key)]).
-type ToolRow = (
-    &'static str,
-    &'static str,
-    &'static [(&'static str, &'static str)],
-);
-
+/// there cannot hide here).
 pub const TOOLS: &[ToolRow] = &[
     ("Bash", "bash", &[]),
     ("Read", "read", &[("file_path", "filePath")]),

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::turns::{self, object, Rules, Sequenced};
+use super::turns::{self, object, Rules, Sequenced, Stop};
 use super::write::{
     millis, session_id, write_file, Session, SessionWriter, Shape, Writer, NAMESPACE,
 };
@@ -133,12 +133,10 @@ fn write_lines(session: &Session<'_>, turns: Vec<turns::Turn>, out: &mut Vec<u8>
             Role::Assistant => {
                 let usage = turn.usage.take().unwrap_or_default();
                 let model: Value = turn.model.as_deref().unwrap_or(default_model).into();
-                let stop = if turn.has_calls() {
-                    "tool_use"
-                } else if turn.stop_reason.as_deref() == Some("max_tokens") {
-                    "max_tokens"
-                } else {
-                    "end_turn"
+                let stop = match turn.stop() {
+                    Stop::Calls => "tool_use",
+                    Stop::MaxTokens => "max_tokens",
+                    Stop::End => "end_turn",
                 };
                 let id = Uuid::new_v5(&NAMESPACE, format!("{session}/message/{i}").as_bytes());
                 object([

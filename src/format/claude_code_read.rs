@@ -514,12 +514,7 @@ mod tests {
     fn read(lines: &[Value]) -> (Vec<Value>, Report) {
         let mut report = Report::default();
         let conv = conversation(&entries(lines), "s.jsonl", &mut report).unwrap();
-        let records = crate::format::read::records(conv);
-        let values = records
-            .iter()
-            .map(|r| serde_json::from_slice(r).unwrap())
-            .collect();
-        (values, report)
+        (crate::format::read::record_values(conv), report)
     }
 
     fn user(uuid: &str, parent: Option<&str>, content: Value) -> Value {
@@ -563,19 +558,8 @@ mod tests {
             assistant("a5", "r1", "m2", json!([{"type": "text", "text": "pong"}])),
         ];
         let (records, report) = read(&lines);
-        let shapes: Vec<Value> = records
-            .iter()
-            .map(|r| {
-                json!([
-                    r["role"],
-                    r["content"]
-                        .as_array()
-                        .map(|c| c.iter().map(|b| b["type"].clone()).collect::<Vec<_>>())
-                ])
-            })
-            .collect();
         assert_eq!(
-            shapes,
+            crate::format::read::shapes(&records),
             [
                 json!(["user", ["text"]]),
                 json!(["assistant", ["thinking", "text", "tool_use", "tool_use"]]),

@@ -518,12 +518,7 @@ mod tests {
             reader.line(line.clone()).unwrap();
         }
         let (conv, report) = reader.finish("r.jsonl").unwrap();
-        let records = crate::format::read::records(conv);
-        let values = records
-            .iter()
-            .map(|r| serde_json::from_slice(r).unwrap())
-            .collect();
-        (values, report)
+        (crate::format::read::record_values(conv), report)
     }
 
     fn line(kind: &str, payload: Value) -> Value {

@@ -480,7 +480,6 @@ mod tests {
     use super::*;
     use crate::format::turns::{change as turn_change, NO_RESULT};
     use crate::format::{write, MetaInfo, Msg, Options};
-    use crate::stream::io::{Captured, Output};
     use crate::stream::message::{Block, ResultContent, ToolInput};
     use serde_json::json;
     use std::borrow::Cow;
@@ -504,20 +503,8 @@ mod tests {
                 ..Default::default()
             },
         };
-        let captured = Captured::default();
-        let mut out = Output::captured(&captured);
-        let mut report = Report::default();
-        write::write(
-            &WRITER,
-            &mut conv,
-            &Options::default(),
-            &mut report,
-            &mut out,
-        )
-        .unwrap();
-        out.flush().unwrap();
-        let lines = captured
-            .take()
+        let (bytes, report) = write::written(&WRITER, &mut conv, &Options::default());
+        let lines = bytes
             .split(|&b| b == b'\n')
             .filter(|l| !l.is_empty())
             .map(|l| serde_json::from_slice(l).unwrap())

@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use super::turns::{object, Kept, Rules, Sequenced, Turn};
+use super::turns::{object, Kept, Rules, Sequenced, Stop, Turn};
 use super::write::{self, write_file, Session, SessionWriter, Shape, Writer};
 use super::Report;
 use crate::agy::tools::{self, rename, ArgList, ToolMapping};
@@ -276,12 +276,10 @@ impl Document<'_, '_> {
         let id = self.ids.next("msg");
         let model = self.model(&turn);
         let usage = turn.usage.take().unwrap_or_default();
-        let finish = if turn.has_calls() {
-            "tool-calls"
-        } else if turn.stop_reason.as_deref() == Some("max_tokens") {
-            "length"
-        } else {
-            "stop"
+        let finish = match turn.stop() {
+            Stop::Calls => "tool-calls",
+            Stop::MaxTokens => "length",
+            Stop::End => "stop",
         };
         let mut info = Map::new();
         info.insert("id".into(), id.as_str().into());
@@ -494,7 +492,6 @@ mod tests {
     use super::*;
     use crate::format::turns::{change as turn_change, NO_RESULT};
     use crate::format::{write, Conversation, MetaInfo, Msg, Options, Thinking};
-    use crate::stream::io::{Captured, Output};
     use crate::stream::message::{Block, ImageSource, ResultContent, ToolInput};
     use serde_json::json;
     use std::borrow::Cow;
@@ -551,16 +548,11 @@ mod tests {
                 ..Default::default()
             },
         };
-        let captured = Captured::default();
-        let mut out = Output::captured(&captured);
-        let mut report = Report::default();
         let options = Options {
             thinking,
             ..Options::default()
         };
-        write::write(&WRITER, &mut conv, &options, &mut report, &mut out).unwrap();
-        out.flush().unwrap();
-        let bytes = captured.take();
+        let (bytes, report) = write::written(&WRITER, &mut conv, &options);
         assert_eq!(bytes.iter().filter(|&&b| b == b'\n').count(), 1, "one line");
         (serde_json::from_slice(&bytes).unwrap(), report)
     }

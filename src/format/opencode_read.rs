@@ -389,7 +389,6 @@ fn piece(msg: &Msg) -> Msg {
 mod tests {
     use super::*;
     use crate::format::{read, write, Options};
-    use crate::stream::io::{Captured, Output};
     use serde_json::json;
 
     const S: &str = "ses_dcc14a383ffexighqKtkNMJKRa";
@@ -449,11 +448,7 @@ mod tests {
     fn records(doc: &Value) -> (Vec<Value>, Report) {
         let mut report = Report::default();
         let conv = conversation(doc, "s.json", &mut report).unwrap();
-        let records = read::records(conv)
-            .iter()
-            .map(|r| serde_json::from_slice(r).unwrap())
-            .collect();
-        (records, report)
+        (read::record_values(conv), report)
     }
 
     fn export() -> Value {
@@ -508,19 +503,8 @@ mod tests {
     #[test]
     fn an_export_reads_as_opencode_sends_it() {
         let (records, report) = records(&export());
-        let shape: Vec<Value> = records
-            .iter()
-            .map(|r| {
-                json!([
-                    r["role"],
-                    r["content"]
-                        .as_array()
-                        .map(|c| c.iter().map(|b| b["type"].clone()).collect::<Vec<_>>())
-                ])
-            })
-            .collect();
         assert_eq!(
-            shape,
+            read::shapes(&records),
             [
                 json!(["user", ["text", "text", "image"]]),
                 json!(["assistant", ["thinking", "tool_use", "tool_use"]]),
@@ -627,20 +611,9 @@ mod tests {
         }
         conv.meta.cwd = Some("/nowhere".into());
         conv.meta.title = Some("Edit".into());
-        let captured = Captured::default();
-        let mut out = Output::captured(&captured);
-        let mut report = Report::default();
         let writer = crate::format::Format::OpenCode.writer().unwrap();
-        write::write(
-            writer,
-            &mut conv,
-            &Options::default(),
-            &mut report,
-            &mut out,
-        )
-        .unwrap();
-        out.flush().unwrap();
-        let doc: Value = serde_json::from_slice(&captured.take()).unwrap();
+        let (bytes, _) = write::written(writer, &mut conv, &Options::default());
+        let doc: Value = serde_json::from_slice(&bytes).unwrap();
         let (records, report) = records(&doc);
         assert!(report.is_empty(), "{report}");
         let messages: Vec<Value> = records[..records.len() - 1]

@@ -111,3 +111,27 @@ pub fn image_source(url: &str) -> ImageSource<'static> {
         url: Some(Cow::Owned(url.to_string())),
     }
 }
+
+/// The records of `conv` as JSON values, for tests to look into.
+#[cfg(test)]
+pub fn record_values(conv: Conversation) -> Vec<serde_json::Value> {
+    records(conv)
+        .iter()
+        .map(|r| serde_json::from_slice(r).expect("a record is JSON"))
+        .collect()
+}
+
+/// Each record as `[role, [block type, …]]` (meta: `[null, null]`), for
+/// tests to compare the shape of what was read.
+#[cfg(test)]
+pub fn shapes(records: &[serde_json::Value]) -> Vec<serde_json::Value> {
+    records
+        .iter()
+        .map(|r| {
+            let types = r["content"]
+                .as_array()
+                .map(|c| c.iter().map(|b| b["type"].clone()).collect::<Vec<_>>());
+            serde_json::json!([r["role"], types])
+        })
+        .collect()
+}

@@ -207,6 +207,18 @@ pub fn write_file(dir: &Path, path: &Path, bytes: &[u8], force: bool) -> Result<
     Ok(())
 }
 
+/// What `writer` writes for `conv` with `options`, and what it counted,
+/// for tests to look into.
+#[cfg(test)]
+pub fn written(writer: &Writer, conv: &mut Conversation, options: &Options) -> (Vec<u8>, Report) {
+    let captured = crate::stream::io::Captured::default();
+    let mut out = Output::captured(&captured);
+    let mut report = Report::default();
+    write(writer, conv, options, &mut report, &mut out).expect("written");
+    out.flush().expect("flushed");
+    (captured.take(), report)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

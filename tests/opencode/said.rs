@@ -10,7 +10,7 @@
 
 use serde_json::Value;
 
-use crate::support::holds::result_text;
+use crate::support::holds::{map_call, result_text};
 use crate::{REPAIR_TEXTS, TOOLS};
 
 /// The turns package's texts, which a written session may hold though the
@@ -31,30 +31,6 @@ pub struct Said {
     pub results: Vec<(String, String)>,
     /// Images sent inline.
     pub images: usize,
-}
-
-/// A call of the stream's common names under OpenCode's name and keys
-/// (the table written out again in `TOOLS`, so that a mistake in the
-/// library's cannot hide here).
-fn opencode_call(name: &str, input: &Value) -> (String, String) {
-    for &(common, native, keys) in TOOLS {
-        if name != common {
-            continue;
-        }
-        let Some(args) = input.as_object() else { break };
-        let renamed: serde_json::Map<String, Value> = args
-            .iter()
-            .map(|(k, v)| {
-                let key = keys
-                    .iter()
-                    .find_map(|&(c, n)| (c == k).then_some(n))
-                    .unwrap_or(k);
-                (key.to_string(), v.clone())
-            })
-            .collect();
-        return (native.to_string(), Value::Object(renamed).to_string());
-    }
-    (name.to_string(), input.to_string())
 }
 
 /// What conversation `id` of a plain message stream says, its calls under
@@ -80,7 +56,7 @@ pub fn said_by_stream(stream: &[Value], id: &str, thinking_as_text: bool) -> Sai
                     });
                 }
                 "tool_use" => {
-                    let (name, input) = opencode_call(&text("name"), &block["input"]);
+                    let (name, input) = map_call(TOOLS, &text("name"), &block["input"], true);
                     declared.push(text("id"));
                     said.calls.push((text("id"), name, input));
                 }

@@ -105,6 +105,26 @@ impl Turn {
             .iter()
             .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
     }
+
+    /// Why an assistant turn ended, as the session formats say it: for its
+    /// calls, at the maximum of tokens (its stop reason says so), or not.
+    pub fn stop(&self) -> Stop {
+        if self.has_calls() {
+            Stop::Calls
+        } else if self.stop_reason.as_deref() == Some("max_tokens") {
+            Stop::MaxTokens
+        } else {
+            Stop::End
+        }
+    }
+}
+
+/// Why an assistant turn ended ([`Turn::stop`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    Calls,
+    MaxTokens,
+    End,
 }
 
 /// What sequencing makes of a conversation.
