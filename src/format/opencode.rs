@@ -688,6 +688,7 @@ mod tests {
         assert!(ids.iter().all(|id| id.len() == 30));
         assert!(ids.windows(2).all(|w| w[0][4..] < w[1][4..]), "{ids:?}");
         assert_eq!(report.count(turn_change::REASONING), 1);
+        assert_eq!(report.count(turn_change::THINKING_SIGNATURES_DROPPED), 1);
         assert_eq!(report.count(turn_change::UNANSWERED), 1);
         assert_eq!(report.count(turn_change::SIGNATURES_DROPPED), 3);
         assert_eq!(report.count(change::MEDIA_NOTES), 1);

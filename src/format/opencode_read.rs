@@ -141,14 +141,16 @@ fn conversation(doc: &Value, name: &str, report: &mut Report) -> Result<Conversa
 /// A user message.
 fn user(info: &Value, parts: &[Value], report: &mut Report) -> Msg {
     let mut content = Vec::new();
-    let mut typed = false;
+    // Whether every text is OpenCode's own (None: no text).
+    let mut synthetic = None;
     for part in parts {
         match text_of(part, "type") {
             "text" if part.get("ignored") == Some(&Value::Bool(true)) => {
                 report.add(dropped::IGNORED, 1);
             }
             "text" => {
-                typed |= part.get("synthetic") != Some(&Value::Bool(true));
+                let own = part.get("synthetic") == Some(&Value::Bool(true));
+                synthetic = Some(synthetic.unwrap_or(true) && own);
                 content.push(Block::text(Cow::Owned(text_of(part, "text").to_string())));
             }
             "file" => {
@@ -169,7 +171,7 @@ fn user(info: &Value, parts: &[Value], report: &mut Report) -> Msg {
             }
             "subtask" => {
                 report.add(dropped::SUBTASKS, 1);
-                typed = true;
+                synthetic = Some(false);
                 content.push(Block::text(Cow::Owned(text_of(part, "prompt").to_string())));
             }
             "agent" => report.add(dropped::AGENTS, 1),
@@ -179,7 +181,7 @@ fn user(info: &Value, parts: &[Value], report: &mut Report) -> Msg {
     }
     Msg {
         role: Role::User,
-        implicit: !typed && !content.is_empty(),
+        implicit: synthetic == Some(true),
         timestamp: info.pointer("/time/created").and_then(time),
         content,
         ..Msg::default()
@@ -629,6 +631,27 @@ mod tests {
         assert_eq!(messages, stream);
         assert_eq!(records.last().unwrap()["id"], id);
         assert_eq!(records.last().unwrap()["title"], "Edit");
+    }
+
+    /// A user message is implicit only when it has texts and OpenCode wrote
+    /// them all: an image alone is the person's.
+    #[test]
+    fn only_synthetic_texts_make_a_message_implicit() {
+        let png = json!({"type": "file", "mime": "image/png", "url": "data:image/png;base64,AA=="});
+        let text = |synthetic: bool| json!({"type": "text", "text": "t", "synthetic": synthetic});
+        for (parts, implicit) in [
+            (vec![png.clone()], false),
+            (vec![text(true), png.clone()], true),
+            (vec![text(true), text(false)], false),
+            (vec![text(true)], true),
+        ] {
+            let msg = super::user(
+                &json!({"time": {"created": 0}}),
+                &parts,
+                &mut Report::default(),
+            );
+            assert_eq!(msg.implicit, implicit, "{parts:?}");
+        }
     }
 
     #[test]

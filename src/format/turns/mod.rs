@@ -61,6 +61,7 @@ pub mod change {
     pub const TRAILING: &str = "trailing whitespace trimmed from the last turn";
     pub const THOUGHTS: &str = "thinking blocks kept as thoughts";
     pub const REASONING: &str = "thinking blocks kept as reasoning";
+    pub const THINKING_SIGNATURES_DROPPED: &str = "thinking signatures dropped";
 }
 
 /// One API turn. A user turn's content is its `results`, then `blocks`.

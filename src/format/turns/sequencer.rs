@@ -85,7 +85,14 @@ impl Sequencer<'_> {
                 } => {
                     if let Some(kept) = self.thought(thinking, signature.as_deref()) {
                         blocks.push(kept);
-                    } else if let Some(text) = self.thinking(thinking) {
+                        continue;
+                    }
+                    // OpenCode keeps its own provider's signatures only;
+                    // the formats before it lose these without a count.
+                    if signature.is_some() && self.rules.kept == Kept::Reasoning {
+                        self.report.add(change::THINKING_SIGNATURES_DROPPED, 1);
+                    }
+                    if let Some(text) = self.thinking(thinking) {
                         blocks.push(text);
                     }
                 }
