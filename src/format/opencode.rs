@@ -183,6 +183,8 @@ fn place(session: &Session<'_>, root: &Path, bytes: &[u8], _last: &str) -> Resul
 }
 
 /// Writes the session as one line; returns the time of its last turn.
+/// Each message is written once the turn after it (which may hold its
+/// results) is read, and dropped, so the session is not held twice.
 fn write_session(
     session: &Session<'_>,
     sequenced: Sequenced,
@@ -190,35 +192,30 @@ fn write_session(
     out: &mut Vec<u8>,
 ) -> String {
     let conv = session.conv;
-    let mut doc = Document {
-        session,
-        ids: Ids {
-            session: session.id.clone(),
-            count: 0,
-        },
-        messages: Vec::new(),
-        calls: Vec::new(),
-        parent: None,
-        report,
-    };
-    let mut clock = session.start.clone();
-    let mut title = conv.meta.title.clone().filter(|t| !t.trim().is_empty());
-    for turn in sequenced.turns {
-        if let Some(t) = turn.timestamp.as_deref().and_then(write::millis) {
-            clock = t;
-        }
-        if title.is_none() && turn.role == Role::User {
-            title = turn
-                .blocks
+    // The title and the last time are the session's, which comes first.
+    let title = conv
+        .meta
+        .title
+        .clone()
+        .filter(|t| !t.trim().is_empty())
+        .or_else(|| {
+            sequenced
+                .turns
                 .iter()
-                .find_map(|b| b.get("text").and_then(Value::as_str))
-                .map(message::title_from_text);
-        }
-        match turn.role {
-            Role::Assistant => doc.assistant(turn, epoch_millis(&clock)),
-            _ => doc.user(turn, epoch_millis(&clock)),
-        }
-    }
+                .filter(|t| t.role == Role::User)
+                .find_map(|t| {
+                    t.blocks
+                        .iter()
+                        .find_map(|b| b.get("text").and_then(Value::as_str))
+                })
+                .map(message::title_from_text)
+        });
+    let last = sequenced
+        .turns
+        .iter()
+        .rev()
+        .find_map(|t| t.timestamp.as_deref().and_then(write::millis))
+        .unwrap_or_else(|| session.start.clone());
     let uuid = write::session_id(&conv.id);
     let info = object([
         ("id", session.id.as_str().into()),
@@ -231,14 +228,38 @@ fn write_session(
             "time",
             object([
                 ("created", epoch_millis(&session.start).into()),
-                ("updated", epoch_millis(&clock).into()),
+                ("updated", epoch_millis(&last).into()),
             ]),
         ),
     ]);
-    let messages = std::mem::take(&mut doc.messages);
-    let document = object([("info", info), ("messages", Value::Array(messages))]);
-    serde_json::to_writer(&mut *out, &document).expect("serializing to a Vec cannot fail");
-    out.push(b'\n');
+    out.extend_from_slice(b"{\"info\":");
+    serde_json::to_writer(&mut *out, &info).expect("serializing to a Vec cannot fail");
+    out.extend_from_slice(b",\"messages\":[");
+    let mut doc = Document {
+        session,
+        ids: Ids {
+            session: session.id.clone(),
+            count: 0,
+        },
+        last: None,
+        written: 0,
+        out,
+        calls: Vec::new(),
+        parent: None,
+        report,
+    };
+    let mut clock = session.start.clone();
+    for turn in sequenced.turns {
+        if let Some(t) = turn.timestamp.as_deref().and_then(write::millis) {
+            clock = t;
+        }
+        match turn.role {
+            Role::Assistant => doc.assistant(turn, epoch_millis(&clock)),
+            _ => doc.user(turn, epoch_millis(&clock)),
+        }
+    }
+    doc.flush();
+    doc.out.extend_from_slice(b"]}\n");
     clock
 }
 
@@ -246,7 +267,11 @@ fn write_session(
 struct Document<'s, 'r> {
     session: &'s Session<'s>,
     ids: Ids,
-    messages: Vec<Value>,
+    /// The last message made, which the next turn's results complete.
+    last: Option<Value>,
+    /// How many messages are written.
+    written: usize,
+    out: &'r mut Vec<u8>,
     /// Where each call of the last assistant message is: (call id, part).
     calls: Vec<(String, usize)>,
     /// The id of the last user message, which assistant messages answer.
@@ -255,6 +280,24 @@ struct Document<'s, 'r> {
 }
 
 impl Document<'_, '_> {
+    /// Writes the last message made, if any.
+    fn flush(&mut self) {
+        let Some(message) = self.last.take() else {
+            return;
+        };
+        if self.written > 0 {
+            self.out.push(b',');
+        }
+        serde_json::to_writer(&mut *self.out, &message).expect("serializing to a Vec cannot fail");
+        self.written += 1;
+    }
+
+    /// A message made: the one before it is complete.
+    fn push(&mut self, message: Value) {
+        self.flush();
+        self.last = Some(message);
+    }
+
     fn model(&self, turn: &Turn) -> String {
         turn.model
             .clone()
@@ -357,7 +400,7 @@ impl Document<'_, '_> {
             };
             parts.push(self.part(&id, kind, fields));
         }
-        self.messages.push(object([
+        self.push(object([
             ("info", Value::Object(info)),
             ("parts", Value::Array(parts)),
         ]));
@@ -433,8 +476,7 @@ impl Document<'_, '_> {
                 object([("providerID", PROVIDER.into()), ("modelID", model.into())]),
             ),
         ]);
-        self.messages
-            .push(object([("info", info), ("parts", Value::Array(parts))]));
+        self.push(object([("info", info), ("parts", Value::Array(parts))]));
         self.parent = Some(id);
     }
 
@@ -449,7 +491,7 @@ impl Document<'_, '_> {
         };
         let text = result.get("content").and_then(Value::as_str).unwrap_or("");
         let error = result.get("is_error").and_then(Value::as_bool) == Some(true);
-        let message = self.messages.last_mut().expect("the call's message");
+        let message = self.last.as_mut().expect("the call's message");
         let started = message["info"]["time"]["created"].clone();
         let state = &mut message["parts"][at]["state"];
         let input = state["input"].take();
