@@ -31,10 +31,10 @@ pub fn encode(
     let name = lines.name().to_string();
     let mut report = Report::default();
     let conv = read(lines, &mut report)?;
-    for record in &records(conv) {
+    each_record(conv, |record| {
         let parsed = encode::parse_line(record).map_err(|e| e.context(&name))?;
-        encoder.record(parsed, out).map_err(|e| e.context(&name))?;
-    }
+        encoder.record(parsed, out).map_err(|e| e.context(&name))
+    })?;
     if verbose {
         eprintln!("agy-encode: {name}: {report}");
     }
@@ -45,14 +45,27 @@ pub fn encode(
 /// each message that holds something, then the meta record. A time the
 /// stream cannot hold is left out.
 pub fn records(conv: Conversation) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    each_record(conv, |record| {
+        out.push(record.to_vec());
+        Ok(())
+    })
+    .expect("collecting cannot fail");
+    out
+}
+
+/// Hands each record of [`records`] to `take` as it is made, and drops
+/// each message once its record is taken, so that the conversation and its
+/// records are not held whole at once.
+pub fn each_record(conv: Conversation, mut take: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
     let valid = |t: Option<String>| t.filter(|t| Timestamp::parse(t).is_ok());
     let id = conv.id.as_str();
-    let mut out = Vec::new();
+    let mut line = Vec::new();
     for msg in conv.messages {
         if msg.content.is_empty() {
             continue;
         }
-        let mut line = Vec::new();
+        line.clear();
         Message {
             conversation: id,
             kind: "message",
@@ -69,7 +82,7 @@ pub fn records(conv: Conversation) -> Vec<Vec<u8>> {
             content: msg.content,
         }
         .write_json(&mut line);
-        out.push(line);
+        take(&line)?;
     }
     let meta = conv.meta;
     let meta = Meta {
@@ -84,8 +97,7 @@ pub fn records(conv: Conversation) -> Vec<Vec<u8>> {
         parent_conversation_id: None,
         forked_from: None,
     };
-    out.push(serde_json::to_vec(&meta).expect("serializing to a Vec cannot fail"));
-    out
+    take(&serde_json::to_vec(&meta).expect("serializing to a Vec cannot fail"))
 }
 
 /// A URL of an image or document (a `data:` URL, or an address) as the
