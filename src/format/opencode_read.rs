@@ -57,13 +57,23 @@ pub mod dropped {
 }
 
 /// Reads one export from `lines` (the whole file is one JSON document).
+/// Its bytes are held once (a long line is taken from the reader, not
+/// copied), and only while they are parsed; the document is taken apart as
+/// the conversation is made. (Parsing as it reads would hold less, but
+/// took twice the time.)
 pub fn read(lines: &mut Lines, report: &mut Report) -> Result<Conversation> {
     let name = lines.name().to_string();
     let mut whole = Vec::new();
-    while let Some(line) = lines.next_line()? {
-        whole.extend_from_slice(line);
+    let mut line = Vec::new();
+    while lines.next_line_into(&mut line)? {
+        if whole.is_empty() {
+            std::mem::swap(&mut whole, &mut line);
+        } else {
+            whole.extend_from_slice(&line);
+        }
         whole.push(b'\n');
     }
+    drop(line);
     let doc: Value = serde_json::from_slice(&whole).map_err(|e| {
         Error::data(format!(
             "{name}:{}: not an OpenCode export: {e}",
@@ -71,7 +81,7 @@ pub fn read(lines: &mut Lines, report: &mut Report) -> Result<Conversation> {
         ))
     })?;
     drop(whole);
-    conversation(&doc, &name, report)
+    conversation(doc, &name, report)
 }
 
 /// A time OpenCode keeps (milliseconds) as the stream writes times.
@@ -83,25 +93,41 @@ fn text_of<'v>(value: &'v Value, key: &str) -> &'v str {
     value.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
-/// The conversation of an export.
-fn conversation(doc: &Value, name: &str, report: &mut Report) -> Result<Conversation> {
+/// The string at `key`, taken out of `value` (empty when there is none).
+fn take_text(value: &mut Value, key: &str) -> String {
+    match value.get_mut(key).map(Value::take) {
+        Some(Value::String(text)) => text,
+        _ => String::new(),
+    }
+}
+
+/// The conversation of an export, taken out of it message by message, so
+/// that the export and the conversation are not held whole at once.
+fn conversation(mut doc: Value, name: &str, report: &mut Report) -> Result<Conversation> {
     let not_export = |why: &str| Error::data(format!("{name}: not an OpenCode export: {why}"));
     let info = doc
-        .get("info")
+        .get_mut("info")
         .filter(|i| i.is_object())
+        .map(Value::take)
         .ok_or_else(|| not_export("no \"info\" object"))?;
     let session = info
         .get("id")
         .and_then(Value::as_str)
         .ok_or_else(|| not_export("the session has no \"id\""))?;
-    let messages = doc
-        .get("messages")
-        .and_then(Value::as_array)
-        .ok_or_else(|| not_export("no \"messages\" list"))?;
+    let messages = match doc.get_mut("messages").map(Value::take) {
+        Some(Value::Array(messages)) => messages,
+        _ => return Err(not_export("no \"messages\" list")),
+    };
     let mut out = Vec::new();
-    for (i, message) in messages.iter().enumerate() {
-        let role = message.pointer("/info/role").and_then(Value::as_str);
-        let parts = message.get("parts").and_then(Value::as_array);
+    for (i, mut message) in messages.into_iter().enumerate() {
+        let role = message
+            .pointer("/info/role")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let parts = match message.get_mut("parts").map(Value::take) {
+            Some(Value::Array(parts)) => Some(parts),
+            _ => None,
+        };
         let (Some(role), Some(parts)) = (role, parts) else {
             return Err(not_export(&format!(
                 "message {} has no role or no parts",
@@ -109,7 +135,7 @@ fn conversation(doc: &Value, name: &str, report: &mut Report) -> Result<Conversa
             )));
         };
         let info = &message["info"];
-        match role {
+        match role.as_str() {
             "user" => out.push(user(info, parts, report)),
             "assistant" => assistant(info, parts, &mut out, report),
             other => {
@@ -120,10 +146,10 @@ fn conversation(doc: &Value, name: &str, report: &mut Report) -> Result<Conversa
             }
         }
     }
-    let title = Some(text_of(info, "title").to_string()).filter(|t| !t.trim().is_empty());
+    let title = Some(text_of(&info, "title").to_string()).filter(|t| !t.trim().is_empty());
     let meta = MetaInfo {
         timestamp: info.pointer("/time/created").and_then(time),
-        cwd: Some(text_of(info, "directory").to_string()).filter(|d| !d.is_empty()),
+        cwd: Some(text_of(&info, "directory").to_string()).filter(|d| !d.is_empty()),
         title,
         model: info
             .pointer("/model/id")
@@ -139,27 +165,27 @@ fn conversation(doc: &Value, name: &str, report: &mut Report) -> Result<Conversa
 }
 
 /// A user message.
-fn user(info: &Value, parts: &[Value], report: &mut Report) -> Msg {
+fn user(info: &Value, parts: Vec<Value>, report: &mut Report) -> Msg {
     let mut content = Vec::new();
     // Whether every text is OpenCode's own (None: no text).
     let mut synthetic = None;
-    for part in parts {
-        match text_of(part, "type") {
+    for mut part in parts {
+        match text_of(&part, "type") {
             "text" if part.get("ignored") == Some(&Value::Bool(true)) => {
                 report.add(dropped::IGNORED, 1);
             }
             "text" => {
                 let own = part.get("synthetic") == Some(&Value::Bool(true));
                 synthetic = Some(synthetic.unwrap_or(true) && own);
-                content.push(Block::text(Cow::Owned(text_of(part, "text").to_string())));
+                content.push(Block::text(Cow::Owned(take_text(&mut part, "text"))));
             }
             "file" => {
-                let mime = text_of(part, "mime");
+                let mime = text_of(&part, "mime");
                 if mime == "text/plain" || mime == "application/x-directory" {
                     report.add(dropped::FILES_AS_TEXT, 1);
                     continue;
                 }
-                let mut source = image_source(text_of(part, "url"));
+                let mut source = image_source(text_of(&part, "url"));
                 if source.media_type.is_none() && !mime.is_empty() {
                     source.media_type = Some(Cow::Owned(mime.to_string()));
                 }
@@ -172,7 +198,7 @@ fn user(info: &Value, parts: &[Value], report: &mut Report) -> Msg {
             "subtask" => {
                 report.add(dropped::SUBTASKS, 1);
                 synthetic = Some(false);
-                content.push(Block::text(Cow::Owned(text_of(part, "prompt").to_string())));
+                content.push(Block::text(Cow::Owned(take_text(&mut part, "prompt"))));
             }
             "agent" => report.add(dropped::AGENTS, 1),
             "compaction" => report.add(dropped::COMPACTIONS, 1),
@@ -200,7 +226,7 @@ fn bookkeeping(kind: &str, report: &mut Report) {
 
 /// An assistant message: its content, and after each step's calls a user
 /// message of their results.
-fn assistant(info: &Value, parts: &[Value], out: &mut Vec<Msg>, report: &mut Report) {
+fn assistant(info: &Value, parts: Vec<Value>, out: &mut Vec<Msg>, report: &mut Report) {
     let timestamp = info.pointer("/time/created").and_then(time);
     if let Some(error) = info.get("error").filter(|e| !e.is_null()) {
         report.add(dropped::FAILED, 1);
@@ -258,7 +284,7 @@ fn assistant(info: &Value, parts: &[Value], out: &mut Vec<Msg>, report: &mut Rep
             ..Msg::default()
         },
     };
-    for part in parts {
+    for mut part in parts {
         if part
             .get("metadata")
             .and_then(Value::as_object)
@@ -266,13 +292,13 @@ fn assistant(info: &Value, parts: &[Value], out: &mut Vec<Msg>, report: &mut Rep
         {
             report.add(dropped::METADATA, 1);
         }
-        match text_of(part, "type") {
-            "text" => step.push(Block::text(Cow::Owned(text_of(part, "text").to_string()))),
+        match text_of(&part, "type") {
+            "text" => step.push(Block::text(Cow::Owned(take_text(&mut part, "text")))),
             "reasoning" => {
-                let thinking = text_of(part, "text");
+                let thinking = take_text(&mut part, "text");
                 if !thinking.is_empty() {
                     step.push(Block::Thinking {
-                        thinking: Cow::Owned(thinking.to_string()),
+                        thinking: Cow::Owned(thinking),
                         signature: None,
                     });
                 }
@@ -301,30 +327,30 @@ impl Step {
     }
 
     /// A tool part: its call, and its result when it has one.
-    fn tool(&mut self, part: &Value, report: &mut Report) {
-        let id = text_of(part, "callID");
-        let state = &part["state"];
-        let input = state.get("input").cloned().unwrap_or(Value::Null);
-        let (name, input) = match input {
+    fn tool(&mut self, mut part: Value, report: &mut Report) {
+        let id = take_text(&mut part, "callID");
+        let tool = take_text(&mut part, "tool");
+        let mut state = part["state"].take();
+        let (name, input) = match state["input"].take() {
             Value::Object(map) => {
                 let args: ArgList = map.into_iter().collect();
-                let (name, mapped) = tools::to_common_by(TOOLS, text_of(part, "tool"), Some(&args));
+                let (name, mapped) = tools::to_common_by(TOOLS, &tool, Some(&args));
                 (name, ToolInput::Object(mapped.unwrap_or(args)))
             }
             other => {
-                let (name, _) = tools::to_common_by(TOOLS, text_of(part, "tool"), None);
+                let (name, _) = tools::to_common_by(TOOLS, &tool, None);
                 (name, ToolInput::Other(other))
             }
         };
         self.push(Block::ToolUse {
-            id: Cow::Owned(id.to_string()),
+            id: Cow::Owned(id.clone()),
             name: Cow::Owned(name),
             input,
             signature: None,
         });
-        let (text, is_error) = match text_of(state, "status") {
-            "completed" => (text_of(state, "output"), false),
-            "error" => (text_of(state, "error"), true),
+        let (text, is_error) = match text_of(&state, "status") {
+            "completed" => (take_text(&mut state, "output"), false),
+            "error" => (take_text(&mut state, "error"), true),
             _ => {
                 report.add(dropped::UNFINISHED, 1);
                 return;
@@ -343,8 +369,8 @@ impl Step {
             }
         }
         self.results.content.push(Block::ToolResult {
-            tool_use_id: Cow::Owned(id.to_string()),
-            content: ResultContent::Text(Cow::Owned(text.to_string())),
+            tool_use_id: Cow::Owned(id),
+            content: ResultContent::Text(Cow::Owned(text)),
             is_error,
         });
     }
@@ -449,7 +475,7 @@ mod tests {
     /// The records read from `doc`, as JSON values, and the counts.
     fn records(doc: &Value) -> (Vec<Value>, Report) {
         let mut report = Report::default();
-        let conv = conversation(doc, "s.json", &mut report).unwrap();
+        let conv = conversation(doc.clone(), "s.json", &mut report).unwrap();
         (read::record_values(conv), report)
     }
 
@@ -647,7 +673,7 @@ mod tests {
         ] {
             let msg = super::user(
                 &json!({"time": {"created": 0}}),
-                &parts,
+                parts.clone(),
                 &mut Report::default(),
             );
             assert_eq!(msg.implicit, implicit, "{parts:?}");
@@ -669,7 +695,7 @@ mod tests {
                 "message 1 has the role \"tool\"",
             ),
         ] {
-            let err = conversation(&doc, "s.json", &mut Report::default()).unwrap_err();
+            let err = conversation(doc, "s.json", &mut Report::default()).unwrap_err();
             assert!(
                 err.to_string()
                     .contains(&format!("s.json: not an OpenCode export: {why}")),
