@@ -449,7 +449,8 @@ creating it if needed.
             bins: &[Bin::Decode],
             help: "anthropic, claude-code, codex, gemini-cli, opencode: drop thinking (the \
                    default; codex keeps it for people as events, gemini-cli as thoughts, \
-                   neither sent, opencode as reasoning parts) or turn it into text",
+                   neither sent; opencode keeps it as reasoning, which OpenCode may send) \
+                   or turn it into text",
             man: r#"With
 .BR anthropic ,
 .BR claude\-code ,
@@ -466,7 +467,8 @@ events;
 .B gemini\-cli
 keeps it as the session's thoughts, which Gemini CLI shows but never sends;
 .B opencode
-keeps it as the session's reasoning parts, as OpenCode keeps its own);
+keeps it as the session's reasoning parts, as OpenCode keeps its own, and
+OpenCode decides whether to send them);
 .B text
 turns each thinking block into a text block
 .BI <thinking> TEXT </thinking>
