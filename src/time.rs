@@ -87,6 +87,22 @@ impl Timestamp {
         ))
     }
 
+    /// Milliseconds since the epoch, as JavaScript keeps time (OpenCode's
+    /// sessions); the nanoseconds below a millisecond are cut.
+    pub fn epoch_millis(&self) -> i64 {
+        self.seconds
+            .saturating_mul(1000)
+            .saturating_add(i64::from(self.nanos / 1_000_000))
+    }
+
+    /// The inverse of [`Timestamp::epoch_millis`].
+    pub fn from_epoch_millis(millis: i64) -> Timestamp {
+        Timestamp {
+            seconds: millis.div_euclid(1000),
+            nanos: (millis.rem_euclid(1000) * 1_000_000) as i32,
+        }
+    }
+
     /// Parses RFC 3339 (`T` separator; `Z` or a `±HH:MM` offset; a fraction
     /// of one to nine digits). The error says what is wrong.
     pub fn parse(text: &str) -> Result<Timestamp, String> {
@@ -195,6 +211,19 @@ mod tests {
         assert_eq!(ts(0, -1).format(), None);
         assert_eq!(ts(0, 1_000_000_000).format(), None);
         assert_eq!(ts(5, 999).format_seconds().unwrap(), "1970-01-01T00:00:05Z");
+    }
+
+    #[test]
+    fn epoch_millis_both_ways() {
+        let t = Timestamp::parse("2026-12-01T23:22:46.927Z").unwrap();
+        // What JavaScript's Date.parse gives for that time.
+        assert_eq!(t.epoch_millis(), 1_796_167_366_927);
+        assert_eq!(Timestamp::from_epoch_millis(1_796_167_366_927), t);
+        assert_eq!(
+            Timestamp::from_epoch_millis(-1).format().as_deref(),
+            Some("1969-12-31T23:59:59.999Z")
+        );
+        assert_eq!(ts(5, 999_999).epoch_millis(), 5_000);
     }
 
     #[test]

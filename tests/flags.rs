@@ -124,7 +124,7 @@ fn usage_errors_keep_their_words() {
         (
             "agy-decode",
             &["--cwd", "/x"],
-            "--out-dir, --cwd and --force go with --format claude-code, codex or gemini-cli",
+            "--out-dir, --cwd and --force go with --format claude-code, codex, gemini-cli or opencode",
         ),
         ("agy-pack", &["--lane", "moon"], "unknown lane \"moon\" (expected cli or acp)"),
         (

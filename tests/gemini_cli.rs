@@ -27,7 +27,7 @@ use holds::{
 use serde_json::{json, Value};
 use support::clients::{self, gemini};
 use support::corpus::{into_agy, out_dir_args, rows, stores};
-use support::holds::{assert_kept, message_stream};
+use support::holds::{assert_kept, message_stream, ToolRow};
 use support::store::json_lines;
 use support::{run_ok, Scratch};
 
@@ -46,13 +46,6 @@ const MODEL: &str = "gemini-2.5-flash";
 /// Gemini CLI's names for the common tools of agy-decode's stream, and the
 /// argument keys they rename (the table in the man page, written out again
 /// here so that a mistake there cannot hide here).
-/// (common name, Gemini CLI's name, [(common key, Gemini CLI's key)]).
-type ToolRow = (
-    &'static str,
-    &'static str,
-    &'static [(&'static str, &'static str)],
-);
-
 const TOOLS: &[ToolRow] = &[
     ("Bash", "run_shell_command", &[("workdir", "dir_path")]),
     ("Read", "read_file", &[]),

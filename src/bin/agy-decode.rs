@@ -51,20 +51,18 @@ fn run() -> Result<()> {
     };
     let output_format = args.format;
     let sessions_only = output.out_dir.is_some() || output.cwd.is_some() || output.force;
-    let session_format = matches!(
-        output_format,
-        Format::ClaudeCode | Format::Codex | Format::GeminiCli
-    );
-    if sessions_only && !session_format {
-        return Err(Error::usage(
-            "--out-dir, --cwd and --force go with --format claude-code, codex or gemini-cli",
-        ));
+    if sessions_only && !output_format.is_session() {
+        let sessions = Format::names(Format::all().filter(|f| f.is_session()));
+        return Err(Error::usage(format!(
+            "--out-dir, --cwd and --force go with --format {sessions}"
+        )));
     }
     let converting = output.verbose || output.thinking != Thinking::default();
-    if converting && output_format == Format::Messages {
-        return Err(Error::usage(
-            "--thinking and --verbose go with --format anthropic, claude-code, codex or gemini-cli",
-        ));
+    if converting && output_format.writer().is_none() {
+        let written = Format::names(Format::all().filter(|f| f.writer().is_some()));
+        return Err(Error::usage(format!(
+            "--thinking and --verbose go with --format {written}"
+        )));
     }
     let mut decoder = Decoder::new(options);
     let mut sink = Sink::new(output_format, output, Output::stdout());

@@ -7,7 +7,7 @@ use agy_tools::cli::flags::{self, Bin, Program};
 use agy_tools::encode::onto::{self, Merger};
 use agy_tools::encode::{self, Encoder, Options};
 use agy_tools::error::{Error, Result};
-use agy_tools::format::{claude_code_read, codex_read, gemini_cli_read, Format};
+use agy_tools::format::{read, Format};
 use agy_tools::stream::io::{self, Lines, Output};
 
 const NAME: &str = PROGRAM.bin.name();
@@ -44,9 +44,10 @@ fn run() -> Result<()> {
         return Err(Error::usage("--all is for --onto"));
     }
     if args.format != Format::Messages && args.onto.is_some() {
-        return Err(Error::usage(
-            "--onto reads a message stream, not --format claude-code, codex or gemini-cli",
-        ));
+        let read = Format::names(Format::all().filter(|f| f.reader().is_some()));
+        return Err(Error::usage(format!(
+            "--onto reads a message stream, not --format {read}"
+        )));
     }
     let mut out = Output::stdout();
     let paths = args.paths;
@@ -85,20 +86,9 @@ fn run() -> Result<()> {
     });
     for path in io::input_paths(paths) {
         let mut lines = Lines::open(&path)?;
-        match args.format {
-            Format::ClaudeCode => {
-                claude_code_read::encode(&mut lines, &mut encoder, &mut out, args.verbose)?;
-                continue;
-            }
-            Format::Codex => {
-                codex_read::encode(&mut lines, &mut encoder, &mut out, args.verbose)?;
-                continue;
-            }
-            Format::GeminiCli => {
-                gemini_cli_read::encode(&mut lines, &mut encoder, &mut out, args.verbose)?;
-                continue;
-            }
-            _ => {}
+        if let Some(reader) = args.format.reader() {
+            read::encode(reader, &mut lines, &mut encoder, &mut out, args.verbose)?;
+            continue;
         }
         while let Some(line) = lines.next_line()? {
             let result =

@@ -11,31 +11,31 @@
 
 use serde_json::Value;
 
-use super::turns::{self, change, object, Rules};
-use super::{Conversation, Options, Report};
-use crate::error::Result;
-use crate::stream::io::Output;
+use super::turns::{self, change, object, Rules, Sequenced};
+use super::write::{Shape, Writer};
+use super::{Conversation, Report};
 use crate::stream::message::Role;
 
-/// Writes `conv` as one line to `out`. The turns are written one by one,
-/// each dropped once written, so the conversation is not held a second
-/// time as one JSON value before it is serialized.
-pub fn write(
-    conv: &mut Conversation,
-    options: &Options,
-    report: &mut Report,
-    out: &mut Output,
-) -> Result<()> {
-    let rules = Rules {
-        thinking: options.thinking,
+/// How `--format anthropic` is written.
+pub const WRITER: Writer = Writer {
+    rules: Rules {
         keep_system: true,
-        ..Rules::default()
-    };
-    let Some(mut sequenced) = turns::sequence_conversation(conv, rules, report, "request") else {
-        return Ok(());
-    };
+        ..Rules::DEFAULT
+    },
+    what: "request",
+    shape: Shape::Line(write_request),
+};
+
+/// Writes `conv`'s request as one line to `out`. The turns are written one
+/// by one, each dropped once written, so the conversation is not held a
+/// second time as one JSON value before it is serialized.
+fn write_request(
+    conv: &Conversation,
+    mut sequenced: Sequenced,
+    report: &mut Report,
+    buf: &mut Vec<u8>,
+) {
     trim_last_assistant(&mut sequenced.turns, report);
-    let buf = out.buf();
     let json = |buf: &mut Vec<u8>, value: &Value| {
         serde_json::to_writer(buf, value).expect("serializing to a Vec cannot fail");
     };
@@ -72,7 +72,6 @@ pub fn write(
         json(buf, &object([("role", role.into()), ("content", content)]));
     }
     buf.extend_from_slice(b"]}\n");
-    Ok(())
 }
 
 /// The API refuses a final assistant turn whose text ends in whitespace

@@ -20,22 +20,18 @@
 //! the slug is made from the real path of the directory it runs in
 //! ([`project_slug`]); `--out-dir` writes there.
 
-use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::turns::{self, object, Rules};
-use super::{Conversation, Options, Report};
-use crate::error::{Error, Result};
-use crate::stream::io::Output;
+use super::turns::{self, object, Rules, Sequenced, Stop};
+use super::write::{
+    millis, session_id, write_file, Session, SessionWriter, Shape, Writer, NAMESPACE,
+};
+use super::Report;
+use crate::error::Result;
 use crate::stream::message::Role;
-use crate::time::Timestamp;
-
-/// The namespace of the uuids and message ids written here.
-const NAMESPACE: Uuid = Uuid::from_u128(0x2b8e_41d6_7c0a_4f93_b5e2_19d4_a6c3_8f71);
 
 /// The assistant turn that closes a conversation ending with the user.
 pub const CLOSING: &str = "(The agy conversation ends here, before the assistant answered.)";
@@ -81,31 +77,25 @@ fn base36(mut n: u32) -> String {
     String::from_utf8(out).expect("ASCII digits")
 }
 
-/// The session id for a conversation: its id when that is a UUID (as
-/// Claude Code requires), else a UUID derived from it.
-pub fn session_id(conversation: &str) -> String {
-    match Uuid::parse_str(conversation) {
-        Ok(uuid) if uuid.hyphenated().to_string() == conversation => conversation.to_string(),
-        _ => Uuid::new_v5(&NAMESPACE, conversation.as_bytes()).to_string(),
-    }
-}
+/// How `--format claude-code` is written.
+pub const WRITER: Writer = Writer {
+    rules: Rules::DEFAULT,
+    what: "session",
+    shape: Shape::Session(SessionWriter {
+        id: session_id,
+        write: write_session,
+        place,
+    }),
+};
 
-/// Writes `conv` as a session: to `out`, or with `--out-dir` to its file
-/// (whose path then goes to `out`).
-pub fn write(
-    conv: &mut Conversation,
-    options: &Options,
+/// Writes the session's lines; a conversation that ends with the user
+/// gets a closing assistant turn first.
+fn write_session(
+    session: &Session<'_>,
+    mut sequenced: Sequenced,
     report: &mut Report,
-    out: &mut Output,
-) -> Result<()> {
-    let rules = Rules {
-        thinking: options.thinking,
-        keep_system: false,
-        ..Rules::default()
-    };
-    let Some(mut sequenced) = turns::sequence_conversation(conv, rules, report, "session") else {
-        return Ok(());
-    };
+    out: &mut Vec<u8>,
+) -> String {
     if sequenced.turns.last().is_some_and(|t| t.role == Role::User) {
         // Claude Code takes a session that ends with the user for an
         // interrupted turn and answers it with texts of its own.
@@ -114,58 +104,23 @@ pub fn write(
         sequenced.turns.push(closing);
         report.add(CLOSING_ADDED, 1);
     }
-    let session = session_id(&conv.id);
-    let cwd = project_dir(conv, options)?;
-    let Some(root) = &options.out_dir else {
-        write_lines(conv, &session, &cwd, sequenced.turns, out.buf());
-        return Ok(());
-    };
-    let mut lines = Vec::new();
-    write_lines(conv, &session, &cwd, sequenced.turns, &mut lines);
-    let dir = root.join(project_slug(&cwd));
-    let path = dir.join(format!("{session}.jsonl"));
-    write_file(&dir, &path, &lines, options.force)?;
-    let buf = out.buf();
-    buf.extend_from_slice(path.to_string_lossy().as_bytes());
-    buf.push(b'\n');
-    Ok(())
+    write_lines(session, sequenced.turns, out)
 }
 
-/// The directory the session belongs to, as a real path when it exists
-/// here (Claude Code resolves symbolic links before making the slug).
-pub(super) fn project_dir(conv: &Conversation, options: &Options) -> Result<String> {
-    let dir = match options.cwd.as_ref().or(conv.meta.cwd.as_ref()) {
-        Some(dir) => dir.clone(),
-        None => {
-            let here = std::env::current_dir()
-                .map_err(|e| Error::io("the current directory", e))?
-                .to_string_lossy()
-                .into_owned();
-            crate::error::warn(
-                "agy-decode",
-                format_args!(
-                    "conversation {} names no working directory; its session goes with {here}",
-                    conv.id
-                ),
-            );
-            here
-        }
-    };
-    Ok(match fs::canonicalize(&dir) {
-        Ok(real) => real.to_string_lossy().into_owned(),
-        Err(_) => dir,
-    })
+/// `DIR/<slug>/<id>.jsonl`, the slug made from the project directory.
+fn place(session: &Session<'_>, root: &Path, bytes: &[u8], _last: &str) -> Result<PathBuf> {
+    let dir = root.join(project_slug(&session.cwd));
+    let path = dir.join(format!("{}.jsonl", session.id));
+    write_file(&dir, &path, bytes, session.options.force)?;
+    Ok(path)
 }
 
-/// Writes the session's lines to `out`, dropping each turn once written.
-fn write_lines(
-    conv: &Conversation,
-    session: &str,
-    cwd: &str,
-    turns: Vec<turns::Turn>,
-    out: &mut Vec<u8>,
-) {
-    let mut clock = start_millis(conv, &turns);
+/// Writes the session's lines to `out`, dropping each turn once written;
+/// returns the time of the last.
+fn write_lines(session: &Session<'_>, turns: Vec<turns::Turn>, out: &mut Vec<u8>) -> String {
+    let (conv, cwd) = (session.conv, session.cwd.as_str());
+    let mut clock = session.start.clone();
+    let session = session.id.as_str();
     let default_model = conv.meta.model.as_deref().unwrap_or("agy");
     let mut parent = Value::Null;
     for (i, mut turn) in turns.into_iter().enumerate() {
@@ -178,12 +133,10 @@ fn write_lines(
             Role::Assistant => {
                 let usage = turn.usage.take().unwrap_or_default();
                 let model: Value = turn.model.as_deref().unwrap_or(default_model).into();
-                let stop = if turn.has_calls() {
-                    "tool_use"
-                } else if turn.stop_reason.as_deref() == Some("max_tokens") {
-                    "max_tokens"
-                } else {
-                    "end_turn"
+                let stop = match turn.stop() {
+                    Stop::Calls => "tool_use",
+                    Stop::MaxTokens => "max_tokens",
+                    Stop::End => "end_turn",
                 };
                 let id = Uuid::new_v5(&NAMESPACE, format!("{session}/message/{i}").as_bytes());
                 object([
@@ -251,62 +204,7 @@ fn write_lines(
         serde_json::to_writer(&mut *out, &line).expect("serializing to a Vec cannot fail");
         out.push(b'\n');
     }
-}
-
-/// When a session starts, as its lines write times: the meta record's
-/// time, else the first turn's, else the epoch (so equal input gives equal
-/// bytes). Claude Code, Codex and Gemini CLI sessions all start so.
-pub(super) fn start_millis(conv: &Conversation, turns: &[turns::Turn]) -> String {
-    conv.meta
-        .timestamp
-        .as_deref()
-        .and_then(millis)
-        .or_else(|| {
-            turns
-                .iter()
-                .find_map(|t| t.timestamp.as_deref().and_then(millis))
-        })
-        .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".to_string())
-}
-
-/// A timestamp as Claude Code writes them, `YYYY-MM-DDTHH:MM:SS.mmmZ`.
-pub(super) fn millis(text: &str) -> Option<String> {
-    let t = Timestamp::parse(text).ok()?;
-    let seconds = Timestamp { nanos: 0, ..t }.format_seconds()?;
-    Some(format!(
-        "{}.{:03}Z",
-        seconds.trim_end_matches('Z'),
-        t.nanos / 1_000_000
-    ))
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same directory,
-/// so a session is never half written; an existing session is replaced
-/// only with `force` (it may hold turns Claude Code added since).
-pub(super) fn write_file(dir: &Path, path: &Path, bytes: &[u8], force: bool) -> Result<()> {
-    fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
-    if !force && path.exists() {
-        return Err(Error::data(format!(
-            "{}: a session with this id exists (--force replaces it)",
-            path.display()
-        )));
-    }
-    let temporary: PathBuf = dir.join(format!(
-        ".{}.agy-decode-{}",
-        path.file_name().unwrap_or_default().to_string_lossy(),
-        std::process::id()
-    ));
-    let written = fs::File::create(&temporary)
-        .and_then(|mut file| {
-            file.write_all(bytes)?;
-            file.sync_all()
-        })
-        .and_then(|()| fs::rename(&temporary, path));
-    if let Err(e) = written {
-        let _ = fs::remove_file(&temporary);
-        return Err(Error::io(path.display(), e));
-    }
-    Ok(())
+    clock
 }
 
 #[cfg(test)]
@@ -328,15 +226,5 @@ mod tests {
         assert_eq!(base36(35), "z");
         assert_eq!(base36(36), "10");
         assert_eq!(base36(i32::MIN.unsigned_abs()), "zik0zk");
-    }
-
-    #[test]
-    fn session_ids_are_uuids() {
-        let id = "77559890-5f01-4d48-a336-db3155aede22";
-        assert_eq!(session_id(id), id);
-        let derived = session_id("not-a-uuid");
-        assert!(Uuid::parse_str(&derived).is_ok());
-        assert_eq!(derived, session_id("not-a-uuid"));
-        assert_ne!(session_id("77559890-5F01-4D48-A336-DB3155AEDE22"), id);
     }
 }

@@ -34,13 +34,10 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::{Msg, Report};
-use crate::encode::{self, Encoder};
+use super::{Conversation, MetaInfo, Msg, Report};
 use crate::error::{Error, Result};
-use crate::stream::io::{Lines, Output};
-use crate::stream::message::{
-    self, Block, ImageSource, Message, Meta, ResultContent, Role, ToolInput, Usage,
-};
+use crate::stream::io::Lines;
+use crate::stream::message::{self, Block, ImageSource, ResultContent, Role, ToolInput, Usage};
 
 /// Labels of what reading leaves out.
 pub mod dropped {
@@ -96,15 +93,9 @@ impl Entry {
     }
 }
 
-/// Reads one session from `lines` and feeds its records to `encoder`.
-/// The conversation id is the session id. Warnings (a broken chain) go to
-/// stderr; with `verbose`, so do the counts of what was left out.
-pub fn encode(
-    lines: &mut Lines,
-    encoder: &mut Encoder,
-    out: &mut Output,
-    verbose: bool,
-) -> Result<()> {
+/// Reads one session from `lines`; the conversation id is the session
+/// id. Warnings (a broken chain) go to stderr.
+pub fn read(lines: &mut Lines, report: &mut Report) -> Result<Conversation> {
     let name = lines.name().to_string();
     let mut entries = Vec::new();
     while let Some(line) = lines.next_line()? {
@@ -122,21 +113,11 @@ pub fn encode(
             value,
         });
     }
-    let mut report = Report::default();
-    let records = records(&entries, &name, &mut report)?;
-    for record in &records {
-        let parsed = encode::parse_line(record).map_err(|e| e.context(&name))?;
-        encoder.record(parsed, out).map_err(|e| e.context(&name))?;
-    }
-    if verbose {
-        eprintln!("agy-encode: {name}: {report}");
-    }
-    Ok(())
+    conversation(&entries, &name, report)
 }
 
-/// The message stream records (JSON lines without the newline) of the
-/// session in `entries`.
-fn records(entries: &[Entry], name: &str, report: &mut Report) -> Result<Vec<Vec<u8>>> {
+/// The conversation of the session in `entries`.
+fn conversation(entries: &[Entry], name: &str, report: &mut Report) -> Result<Conversation> {
     let Some(leaf) = entries.iter().rposition(Entry::is_turn) else {
         return Err(Error::data(format!(
             "{name}: no user or assistant line outside sidechains"
@@ -196,32 +177,6 @@ fn records(entries: &[Entry], name: &str, report: &mut Report) -> Result<Vec<Vec
             _ => {}
         }
     }
-    let mut out = Vec::new();
-    for msg in messages {
-        if msg.content.is_empty() {
-            continue;
-        }
-        let mut line = Vec::new();
-        Message {
-            conversation: &session,
-            kind: "message",
-            role: msg.role,
-            step_type: msg.step_type.map(Cow::Owned),
-            idx: None,
-            implicit: msg.implicit,
-            timestamp: msg
-                .timestamp
-                .filter(|t| crate::time::Timestamp::parse(t).is_ok()),
-            model: msg.model.map(Cow::Owned),
-            stop_reason: msg.stop_reason,
-            usage: msg.usage,
-            raw: None,
-            damaged: false,
-            content: msg.content,
-        }
-        .write_json(&mut line);
-        out.push(line);
-    }
     let mut order: Vec<usize> = included.iter().copied().collect();
     order.sort_unstable();
     let first = |key: &str| {
@@ -230,20 +185,18 @@ fn records(entries: &[Entry], name: &str, report: &mut Report) -> Result<Vec<Vec
             .find_map(|&i| entries[i].str(key))
             .map(str::to_string)
     };
-    let meta = Meta {
-        conversation: &session,
-        kind: "meta",
-        id: Cow::Borrowed(&session),
-        timestamp: first("timestamp").filter(|t| crate::time::Timestamp::parse(t).is_ok()),
+    let meta = MetaInfo {
+        timestamp: first("timestamp"),
         cwd: first("cwd"),
         git_branch: first("gitBranch"),
         title: title(entries),
-        model: None,
-        parent_conversation_id: None,
-        forked_from: None,
+        ..MetaInfo::default()
     };
-    out.push(serde_json::to_vec(&meta).expect("serializing to a Vec cannot fail"));
-    Ok(out)
+    Ok(Conversation {
+        id: session,
+        messages,
+        meta,
+    })
 }
 
 /// The lines of the conversation that ends at `leaf`, by index.
@@ -560,12 +513,8 @@ mod tests {
 
     fn read(lines: &[Value]) -> (Vec<Value>, Report) {
         let mut report = Report::default();
-        let records = records(&entries(lines), "s.jsonl", &mut report).unwrap();
-        let values = records
-            .iter()
-            .map(|r| serde_json::from_slice(r).unwrap())
-            .collect();
-        (values, report)
+        let conv = conversation(&entries(lines), "s.jsonl", &mut report).unwrap();
+        (crate::format::read::record_values(conv), report)
     }
 
     fn user(uuid: &str, parent: Option<&str>, content: Value) -> Value {
@@ -609,19 +558,8 @@ mod tests {
             assistant("a5", "r1", "m2", json!([{"type": "text", "text": "pong"}])),
         ];
         let (records, report) = read(&lines);
-        let shapes: Vec<Value> = records
-            .iter()
-            .map(|r| {
-                json!([
-                    r["role"],
-                    r["content"]
-                        .as_array()
-                        .map(|c| c.iter().map(|b| b["type"].clone()).collect::<Vec<_>>())
-                ])
-            })
-            .collect();
         assert_eq!(
-            shapes,
+            crate::format::read::shapes(&records),
             [
                 json!(["user", ["text"]]),
                 json!(["assistant", ["thinking", "text", "tool_use", "tool_use"]]),

@@ -33,12 +33,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::claude_code::{millis, project_dir, session_id, start_millis, write_file};
-use super::turns::{self, object, Rules, Turn};
-use super::{Conversation, Options, Report};
+use super::turns::{object, Kept, Rules, Sequenced, Turn};
+use super::write::{millis, session_id, write_file, Session, SessionWriter, Shape, Writer};
+use super::{Conversation, Report};
 use crate::agy::tools::{self, rename, ArgList, ToolMapping};
 use crate::error::Result;
-use crate::stream::io::Output;
 use crate::stream::message::{Role, Usage};
 
 /// Codex's tools that agy has too, by the common names of the message
@@ -91,54 +90,60 @@ pub mod change {
     pub const DOCUMENTS: &str = "documents written as text";
 }
 
-/// Writes `conv` as a rollout: to `out`, or with `--out-dir` to its file
-/// under `sessions/` (whose path then goes to `out`).
-pub fn write(
-    conv: &mut Conversation,
-    options: &Options,
-    report: &mut Report,
-    out: &mut Output,
-) -> Result<()> {
-    let rules = Rules {
-        thinking: options.thinking,
-        keep_system: false,
-        thinking_apart: true,
+/// How `--format codex` is written.
+pub const WRITER: Writer = Writer {
+    rules: Rules {
+        kept: Kept::ForPeople,
         string_inputs: true,
-        ..Rules::default()
-    };
-    let Some(sequenced) = turns::sequence_conversation(conv, rules, report, "session") else {
-        return Ok(());
-    };
-    let session = session_id(&conv.id);
-    let cwd = project_dir(conv, options)?;
-    let start = start_millis(conv, &sequenced.turns);
-    let mut writer = Writer {
-        lines: Vec::new(),
-        clock: start.clone(),
+        ..Rules::DEFAULT
+    },
+    what: "session",
+    shape: Shape::Session(SessionWriter {
+        id: session_id,
+        write: write_rollout,
+        place,
+    }),
+};
+
+/// Writes the rollout's lines; returns the time of the last.
+fn write_rollout(
+    session: &Session<'_>,
+    sequenced: Sequenced,
+    report: &mut Report,
+    out: &mut Vec<u8>,
+) -> String {
+    let mut rollout = Rollout {
+        lines: out,
+        clock: session.start.clone(),
         report,
         custom_calls: Vec::new(),
     };
-    let provider = options
+    let provider = session
+        .options
         .out_dir
         .as_deref()
         .and_then(configured_provider)
         .unwrap_or_else(|| MODEL_PROVIDER.to_string());
-    writer.session_meta(conv, &session, &cwd, &start, &provider);
+    rollout.session_meta(
+        session.conv,
+        &session.id,
+        &session.cwd,
+        &session.start,
+        &provider,
+    );
     for turn in sequenced.turns {
-        writer.turn(turn);
+        rollout.turn(turn);
     }
-    let Some(root) = &options.out_dir else {
-        out.buf().extend_from_slice(&writer.lines);
-        return Ok(());
-    };
-    let (dir, name) = rollout_path(&start, &session);
+    rollout.clock
+}
+
+/// `DIR/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`.
+fn place(session: &Session<'_>, root: &Path, bytes: &[u8], _last: &str) -> Result<PathBuf> {
+    let (dir, name) = rollout_path(&session.start, &session.id);
     let dir = root.join(dir);
     let path = dir.join(name);
-    write_file(&dir, &path, &writer.lines, options.force)?;
-    let buf = out.buf();
-    buf.extend_from_slice(path.to_string_lossy().as_bytes());
-    buf.push(b'\n');
-    Ok(())
+    write_file(&dir, &path, bytes, session.options.force)?;
+    Ok(path)
 }
 
 /// Where under `$CODEX_HOME` the session that started at `start` (as
@@ -156,8 +161,8 @@ pub fn rollout_path(start: &str, session: &str) -> (PathBuf, String) {
     (dir, format!("rollout-{date}T{time}-{session}.jsonl"))
 }
 
-struct Writer<'r> {
-    lines: Vec<u8>,
+struct Rollout<'r> {
+    lines: &'r mut Vec<u8>,
     /// The time the next line says: its turn's, else the last one said.
     clock: String,
     report: &'r mut Report,
@@ -166,14 +171,14 @@ struct Writer<'r> {
     custom_calls: Vec<String>,
 }
 
-impl Writer<'_> {
+impl Rollout<'_> {
     fn line(&mut self, kind: &str, payload: Value) {
         let line = object([
             ("timestamp", self.clock.as_str().into()),
             ("type", kind.into()),
             ("payload", payload),
         ]);
-        serde_json::to_writer(&mut self.lines, &line).expect("serializing to a Vec cannot fail");
+        serde_json::to_writer(&mut *self.lines, &line).expect("serializing to a Vec cannot fail");
         self.lines.push(b'\n');
     }
 

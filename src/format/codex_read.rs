@@ -36,14 +36,12 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::codex::TOOLS;
-use super::{Msg, Report};
+use super::read::image_source;
+use super::{Conversation, MetaInfo, Msg, Report};
 use crate::agy::tools::{self, ArgList};
-use crate::encode::{self, Encoder};
 use crate::error::{Error, Result};
-use crate::stream::io::{Lines, Output};
-use crate::stream::message::{
-    self, Block, ImageSource, Message, Meta, ResultContent, Role, ToolInput, Usage,
-};
+use crate::stream::io::Lines;
+use crate::stream::message::{self, Block, ResultContent, Role, ToolInput, Usage};
 use crate::time::Timestamp;
 
 /// Labels of what reading leaves out.
@@ -72,15 +70,9 @@ const CONTEXT_OPENINGS: &[&str] = &[
     "<apps_instructions>",
 ];
 
-/// Reads one rollout from `lines` and feeds its records to `encoder`.
-/// The conversation id is the session id; with `verbose`, what was left
-/// out is counted on stderr.
-pub fn encode(
-    lines: &mut Lines,
-    encoder: &mut Encoder,
-    out: &mut Output,
-    verbose: bool,
-) -> Result<()> {
+/// Reads one rollout from `lines`; the conversation id is the session
+/// id.
+pub fn read(lines: &mut Lines, report: &mut Report) -> Result<Conversation> {
     let name = lines.name().to_string();
     let mut reader = Reader::default();
     while let Some(line) = lines.next_line()? {
@@ -90,15 +82,9 @@ pub fn encode(
             .line(value)
             .map_err(|e| Error::data(format!("{}: {e}", lines.place())))?;
     }
-    let (records, report) = reader.finish(&name)?;
-    for record in &records {
-        let parsed = encode::parse_line(record).map_err(|e| e.context(&name))?;
-        encoder.record(parsed, out).map_err(|e| e.context(&name))?;
-    }
-    if verbose {
-        eprintln!("agy-encode: {name}: {report}");
-    }
-    Ok(())
+    let (conv, read) = reader.finish(&name)?;
+    report.merge(&read);
+    Ok(conv)
 }
 
 /// What has been read of a rollout so far.
@@ -433,50 +419,28 @@ impl Reader {
         self.messages.truncate(cut);
     }
 
-    /// The message stream records (JSON lines without the newline) of the
-    /// rollout and what was left out, or an error when it held no session.
-    fn finish(mut self, name: &str) -> Result<(Vec<Vec<u8>>, Report)> {
+    /// The conversation of the rollout and what was left out, or an error
+    /// when it held no session.
+    fn finish(self, name: &str) -> Result<(Conversation, Report)> {
         if !self.started {
             return Err(Error::data(format!(
                 "{name}: no session_meta line: not a Codex rollout"
             )));
         }
-        let session = std::mem::take(&mut self.id);
-        let mut out = Vec::new();
-        for msg in std::mem::take(&mut self.messages) {
-            let mut line = Vec::new();
-            Message {
-                conversation: &session,
-                kind: "message",
-                role: msg.role,
-                step_type: None,
-                idx: None,
-                implicit: msg.implicit,
-                timestamp: msg.timestamp,
-                model: msg.model.map(Cow::Owned),
-                stop_reason: None,
-                usage: msg.usage,
-                raw: None,
-                damaged: false,
-                content: msg.content,
-            }
-            .write_json(&mut line);
-            out.push(line);
-        }
-        let meta = Meta {
-            conversation: &session,
-            kind: "meta",
-            id: Cow::Borrowed(&session),
-            timestamp: self.timestamp.filter(|t| Timestamp::parse(t).is_ok()),
+        let meta = MetaInfo {
+            timestamp: self.timestamp,
             cwd: self.cwd,
             git_branch: self.git_branch,
             title: self.title,
             model: self.model,
-            parent_conversation_id: None,
-            forked_from: None,
+            ..MetaInfo::default()
         };
-        out.push(serde_json::to_vec(&meta).expect("serializing to a Vec cannot fail"));
-        Ok((out, self.report))
+        let conv = Conversation {
+            id: self.id,
+            messages: self.messages,
+            meta,
+        };
+        Ok((conv, self.report))
     }
 }
 
@@ -542,29 +506,6 @@ fn usage(counts: &Value) -> Option<Usage> {
     Some(usage)
 }
 
-/// An `image_url` (a data URL or a web address) as an image source.
-fn image_source(url: &str) -> ImageSource<'static> {
-    if let Some((head, data)) = url
-        .strip_prefix("data:")
-        .and_then(|rest| rest.split_once(','))
-    {
-        if let Some(media_type) = head.strip_suffix(";base64") {
-            return ImageSource {
-                source_type: Cow::Borrowed("base64"),
-                media_type: Some(Cow::Owned(media_type.to_string())),
-                data: Some(Cow::Owned(data.to_string())),
-                url: None,
-            };
-        }
-    }
-    ImageSource {
-        source_type: Cow::Borrowed("url"),
-        media_type: None,
-        data: None,
-        url: Some(Cow::Owned(url.to_string())),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -576,12 +517,8 @@ mod tests {
         for line in lines {
             reader.line(line.clone()).unwrap();
         }
-        let (records, report) = reader.finish("r.jsonl").unwrap();
-        let values = records
-            .iter()
-            .map(|r| serde_json::from_slice(r).unwrap())
-            .collect();
-        (values, report)
+        let (conv, report) = reader.finish("r.jsonl").unwrap();
+        (crate::format::read::record_values(conv), report)
     }
 
     fn line(kind: &str, payload: Value) -> Value {

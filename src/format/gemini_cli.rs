@@ -36,15 +36,16 @@
 //! `~/.gemini/projects.json`; `--out-dir` writes there and registers the
 //! project when it is new ([`super::gemini_cli_project`]).
 
+use std::path::{Path, PathBuf};
+
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
-use super::claude_code::{millis, project_dir, session_id, start_millis};
-use super::turns::{self, object, Rules, Turn};
-use super::{gemini_cli_project, Conversation, Options, Report};
+use super::turns::{object, Kept, Rules, Sequenced, Turn};
+use super::write::{millis, session_id, Session, SessionWriter, Shape, Writer};
+use super::{gemini_cli_project, Conversation, Report};
 use crate::error::Result;
-use crate::stream::io::Output;
 use crate::stream::message::{self, Role};
 
 /// The namespace of the record ids written here.
@@ -165,59 +166,54 @@ pub fn is_skipped_text(text: &str) -> bool {
         || trimmed.starts_with("<hook_context>")
 }
 
-/// Writes `conv` as a session: to `out`, or with `--out-dir` to its file
-/// under the Gemini CLI home given (whose path then goes to `out`).
-pub fn write(
-    conv: &mut Conversation,
-    options: &Options,
-    report: &mut Report,
-    out: &mut Output,
-) -> Result<()> {
-    let rules = Rules {
-        thinking: options.thinking,
-        keep_system: false,
-        gemini: true,
-        ..Rules::default()
-    };
-    let Some(sequenced) = turns::sequence_conversation(conv, rules, report, "session") else {
-        return Ok(());
-    };
-    let session = session_id(&conv.id);
-    let project = project_dir(conv, options)?;
-    let (lines, start, last_updated) =
-        session_lines(conv, &session, &project, sequenced.turns, report);
-    let Some(home) = &options.out_dir else {
-        out.buf().extend_from_slice(&lines);
-        return Ok(());
-    };
-    let path =
-        gemini_cli_project::write_session(home, &project, &session, &start, &lines, options.force)?;
-    gemini_cli_project::warn_if_expiring(home, &path, &last_updated);
-    let buf = out.buf();
-    buf.extend_from_slice(path.to_string_lossy().as_bytes());
-    buf.push(b'\n');
-    Ok(())
+/// How `--format gemini-cli` is written.
+pub const WRITER: Writer = Writer {
+    rules: Rules {
+        kept: Kept::Thoughts,
+        ..Rules::DEFAULT
+    },
+    what: "session",
+    shape: Shape::Session(SessionWriter {
+        id: session_id,
+        write: write_session,
+        place,
+    }),
+};
+
+/// `DIR/tmp/<slug>/chats/session-….jsonl`, the project registered; says
+/// on stderr when Gemini CLI would delete the session at its next start.
+fn place(session: &Session<'_>, home: &Path, bytes: &[u8], last: &str) -> Result<PathBuf> {
+    let path = gemini_cli_project::write_session(
+        home,
+        &session.cwd,
+        &session.id,
+        &session.start,
+        bytes,
+        session.options.force,
+    )?;
+    gemini_cli_project::warn_if_expiring(home, &path, last);
+    Ok(path)
 }
 
-/// The session's lines, and its start and last times as written in the
-/// header.
-fn session_lines(
-    conv: &Conversation,
-    session: &str,
-    project: &str,
-    turns: Vec<Turn>,
+/// The session's lines; returns its last time, as written in the header.
+fn write_session(
+    session: &Session<'_>,
+    sequenced: Sequenced,
     report: &mut Report,
-) -> (Vec<u8>, String, String) {
-    let start = start_millis(conv, &turns);
+    lines: &mut Vec<u8>,
+) -> String {
+    let (conv, project) = (session.conv, session.cwd.as_str());
+    let start = &session.start;
     let mut clock = start.clone();
     let mut records: Vec<Map<String, Value>> = Vec::new();
     // Where each call went: its id → (record, call) in `records`.
     let mut calls: Vec<(String, usize, usize)> = Vec::new();
-    for (i, turn) in turns.into_iter().enumerate() {
+    for (i, turn) in sequenced.turns.into_iter().enumerate() {
         if let Some(t) = turn.timestamp.as_deref().and_then(millis) {
             clock = t;
         }
-        let id = Uuid::new_v5(&NAMESPACE, format!("{session}/record/{i}").as_bytes()).to_string();
+        let id =
+            Uuid::new_v5(&NAMESPACE, format!("{}/record/{i}", session.id).as_bytes()).to_string();
         match turn.role {
             Role::Assistant => {
                 let record =
@@ -235,7 +231,7 @@ fn session_lines(
         }
     }
     let mut header = Map::new();
-    header.insert("sessionId".into(), session.into());
+    header.insert("sessionId".into(), session.id.as_str().into());
     header.insert("projectHash".into(), project_hash(project).into());
     header.insert("startTime".into(), start.as_str().into());
     header.insert("lastUpdated".into(), clock.as_str().into());
@@ -243,13 +239,12 @@ fn session_lines(
         header.insert("summary".into(), title.trim().into());
     }
     header.insert("kind".into(), "main".into());
-    let mut lines = Vec::new();
     for line in std::iter::once(header).chain(records) {
-        serde_json::to_writer(&mut lines, &Value::Object(line))
+        serde_json::to_writer(&mut *lines, &Value::Object(line))
             .expect("serializing to a Vec cannot fail");
         lines.push(b'\n');
     }
-    (lines, start, clock)
+    clock
 }
 
 /// An assistant turn as a `gemini` record; its calls are noted in
@@ -484,8 +479,7 @@ fn user_record(
 mod tests {
     use super::*;
     use crate::format::turns::{change as turn_change, NO_RESULT};
-    use crate::format::{MetaInfo, Msg};
-    use crate::stream::io::Captured;
+    use crate::format::{write, MetaInfo, Msg, Options};
     use crate::stream::message::{Block, ResultContent, ToolInput};
     use serde_json::json;
     use std::borrow::Cow;
@@ -509,13 +503,8 @@ mod tests {
                 ..Default::default()
             },
         };
-        let captured = Captured::default();
-        let mut out = Output::captured(&captured);
-        let mut report = Report::default();
-        write(&mut conv, &Options::default(), &mut report, &mut out).unwrap();
-        out.flush().unwrap();
-        let lines = captured
-            .take()
+        let (bytes, report) = write::written(&WRITER, &mut conv, &Options::default());
+        let lines = bytes
             .split(|&b| b == b'\n')
             .filter(|l| !l.is_empty())
             .map(|l| serde_json::from_slice(l).unwrap())

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Map, Value};
 
-use super::claude_code::write_file;
+use super::write::write_file;
 use crate::error::{Error, Result};
 
 const REGISTRY: &str = "projects.json";

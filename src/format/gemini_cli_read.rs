@@ -34,13 +34,10 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::gemini_cli::{is_skipped_text, rename_call, SHIELD};
-use super::{Msg, Report};
-use crate::encode::{self, Encoder};
+use super::{Conversation, MetaInfo, Msg, Report};
 use crate::error::{Error, Result};
-use crate::stream::io::{Lines, Output};
-use crate::stream::message::{
-    self, Block, ImageSource, Message, Meta, ResultContent, Role, ToolInput, Usage,
-};
+use crate::stream::io::Lines;
+use crate::stream::message::{self, Block, ImageSource, ResultContent, Role, ToolInput, Usage};
 
 /// Labels of what reading leaves out.
 pub mod dropped {
@@ -130,16 +127,9 @@ impl Session {
     }
 }
 
-/// Reads one session from `lines` and feeds its records to `encoder`. A
-/// legacy session (one JSON object spread over the file, as Gemini CLI
-/// wrote before JSONL) is read too. With `verbose`, what was left out goes
-/// to stderr.
-pub fn encode(
-    lines: &mut Lines,
-    encoder: &mut Encoder,
-    out: &mut Output,
-    verbose: bool,
-) -> Result<()> {
+/// Reads one session from `lines`. A legacy session (one JSON object
+/// spread over the file, as Gemini CLI wrote before JSONL) is read too.
+pub fn read(lines: &mut Lines, total: &mut Report) -> Result<Conversation> {
     let name = lines.name().to_string();
     let mut report = Report::default();
     let mut session = Session::default();
@@ -185,15 +175,9 @@ pub fn encode(
         )));
     };
     let cwd = project_root(Path::new(&name));
-    let records = records(&session, &id, cwd, &mut report);
-    for record in &records {
-        let parsed = encode::parse_line(record).map_err(|e| e.context(&name))?;
-        encoder.record(parsed, out).map_err(|e| e.context(&name))?;
-    }
-    if verbose {
-        eprintln!("agy-encode: {name}: {report}");
-    }
-    Ok(())
+    let conv = conversation(&session, id, cwd, &mut report);
+    total.merge(&report);
+    Ok(conv)
 }
 
 /// The project directory of a session file at `chats/<file>`: what the
@@ -204,8 +188,13 @@ fn project_root(file: &Path) -> Option<String> {
     Some(owner.trim().to_string()).filter(|o| !o.is_empty())
 }
 
-/// The message stream records (JSON lines without the newline).
-fn records(session: &Session, id: &str, cwd: Option<String>, report: &mut Report) -> Vec<Vec<u8>> {
+/// The conversation the replayed session holds.
+fn conversation(
+    session: &Session,
+    id: String,
+    cwd: Option<String>,
+    report: &mut Report,
+) -> Conversation {
     let mut messages: Vec<Msg> = Vec::new();
     let mut answered: HashSet<String> = HashSet::new();
     for record_id in &session.ids {
@@ -256,45 +245,16 @@ fn records(session: &Session, id: &str, cwd: Option<String>, report: &mut Report
             _ => report.add(dropped::OTHER_RECORDS, 1),
         }
     }
-    let valid = |t: Option<String>| t.filter(|t| crate::time::Timestamp::parse(t).is_ok());
-    let mut out = Vec::new();
-    for msg in messages {
-        let mut line = Vec::new();
-        Message {
-            conversation: id,
-            kind: "message",
-            role: msg.role,
-            step_type: msg.step_type.map(Cow::Owned),
-            idx: None,
-            implicit: msg.implicit,
-            timestamp: valid(msg.timestamp),
-            model: msg.model.map(Cow::Owned),
-            stop_reason: msg.stop_reason,
-            usage: msg.usage,
-            raw: None,
-            damaged: false,
-            content: msg.content,
-        }
-        .write_json(&mut line);
-        out.push(line);
-    }
-    let meta = Meta {
-        conversation: id,
-        kind: "meta",
-        id: Cow::Borrowed(id),
-        timestamp: valid(session.meta_str("startTime").map(str::to_string)),
+    let meta = MetaInfo {
+        timestamp: session.meta_str("startTime").map(str::to_string),
         cwd,
-        git_branch: None,
         title: session
             .meta_str("summary")
             .filter(|t| !t.trim().is_empty())
             .map(str::to_string),
-        model: None,
-        parent_conversation_id: None,
-        forked_from: None,
+        ..MetaInfo::default()
     };
-    out.push(serde_json::to_vec(&meta).expect("serializing to a Vec cannot fail"));
-    out
+    Conversation { id, messages, meta }
 }
 
 /// A record's content as a list of parts.

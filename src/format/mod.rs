@@ -1,15 +1,23 @@
 //! Other agents' formats: the message stream as an Anthropic Messages API
-//! request, a Claude Code session, a Codex CLI rollout or a Gemini CLI
-//! session, and each of those sessions back into the message stream.
+//! request, a Claude Code session, a Codex CLI rollout, a Gemini CLI
+//! session or an OpenCode session, and each of those sessions back into
+//! the message stream.
 //!
 //! The converters never look inside decode or encode: `agy-decode --format`
 //! runs the ordinary decoder into an in-process buffer ([`Sink`]) and
 //! converts each finished conversation's message records, and
-//! `agy-encode --format claude-code|codex|gemini-cli` turns session lines
-//! into message records for the ordinary encoder ([`claude_code_read`],
-//! [`codex_read`], [`gemini_cli_read`]). Every target format shares one
-//! sequencing pass ([`turns`]), so what the Messages API would accept is
-//! also what Claude Code, Codex and Gemini CLI resume without repairing it.
+//! `agy-encode --format claude-code|codex|gemini-cli|opencode` turns a
+//! session into message records for the ordinary encoder
+//! ([`claude_code_read`], [`codex_read`], [`gemini_cli_read`],
+//! [`opencode_read`]). Every target format shares one sequencing pass
+//! ([`turns`]), so what the Messages API would accept is also what Claude
+//! Code, Codex, Gemini CLI and OpenCode resume without repairing it.
+//!
+//! Each format is a line in one table ([`Format`]) and a [`write::Writer`]
+//! that says only what its output looks like: [`write`] does what every
+//! format does alike (the turn rules, the session id, project directory
+//! and start time, `--out-dir`). Likewise each reader says only how a
+//! session reads ([`read::Reader`]), and [`read`] writes the records.
 
 pub mod anthropic;
 pub mod claude_code;
@@ -19,7 +27,11 @@ pub mod codex_read;
 pub mod gemini_cli;
 pub mod gemini_cli_project;
 pub mod gemini_cli_read;
+pub mod opencode;
+pub mod opencode_read;
+pub mod read;
 pub mod turns;
+pub mod write;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -44,24 +56,116 @@ pub enum Format {
     Codex,
     /// Gemini CLI session JSONL.
     GeminiCli,
+    /// OpenCode's session export (one JSON document).
+    OpenCode,
 }
 
+/// A format's name and what the tools do with it: agy-decode writes the
+/// formats with a writer, agy-encode reads those with a reader. A new
+/// format is a line here, its writer and its reader.
+struct Spec {
+    format: Format,
+    name: &'static str,
+    writer: Option<&'static write::Writer>,
+    reader: Option<read::Reader>,
+}
+
+const FORMATS: &[Spec] = &[
+    Spec {
+        format: Format::Messages,
+        name: "messages",
+        writer: None,
+        reader: None,
+    },
+    Spec {
+        format: Format::Anthropic,
+        name: "anthropic",
+        writer: Some(&anthropic::WRITER),
+        reader: None,
+    },
+    Spec {
+        format: Format::ClaudeCode,
+        name: "claude-code",
+        writer: Some(&claude_code::WRITER),
+        reader: Some(claude_code_read::read),
+    },
+    Spec {
+        format: Format::Codex,
+        name: "codex",
+        writer: Some(&codex::WRITER),
+        reader: Some(codex_read::read),
+    },
+    Spec {
+        format: Format::GeminiCli,
+        name: "gemini-cli",
+        writer: Some(&gemini_cli::WRITER),
+        reader: Some(gemini_cli_read::read),
+    },
+    Spec {
+        format: Format::OpenCode,
+        name: "opencode",
+        writer: Some(&opencode::WRITER),
+        reader: Some(opencode_read::read),
+    },
+];
+
 impl Format {
+    fn spec(self) -> &'static Spec {
+        FORMATS
+            .iter()
+            .find(|s| s.format == self)
+            .expect("every format is in the table")
+    }
+
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// How agy-decode writes it (`None`: the message stream itself, or a
+    /// format it does not write).
+    pub fn writer(self) -> Option<&'static write::Writer> {
+        self.spec().writer
+    }
+
+    /// How agy-encode reads it (`None`: the message stream itself, or a
+    /// format it does not read).
+    pub fn reader(self) -> Option<read::Reader> {
+        self.spec().reader
+    }
+
+    /// Whether agy-decode writes it as another CLI's session (which
+    /// `--out-dir`, `--cwd` and `--force` are for).
+    pub fn is_session(self) -> bool {
+        self.writer()
+            .is_some_and(|w| matches!(w.shape, write::Shape::Session(_)))
+    }
+
+    /// Every format, in the table's order.
+    pub fn all() -> impl Iterator<Item = Format> {
+        FORMATS.iter().map(|s| s.format)
+    }
+
     /// Reads a `--format` value; `allowed` lists the formats the tool
     /// offers.
     pub fn parse(name: &str, allowed: &[Format]) -> Result<Format> {
-        let format = match name {
-            "messages" => Format::Messages,
-            "anthropic" => Format::Anthropic,
-            "claude-code" => Format::ClaudeCode,
-            "codex" => Format::Codex,
-            "gemini-cli" => Format::GeminiCli,
-            _ => return Err(Error::usage(format!("unknown format {name:?}"))),
+        let Some(spec) = FORMATS.iter().find(|s| s.name == name) else {
+            return Err(Error::usage(format!("unknown format {name:?}")));
         };
-        if !allowed.contains(&format) {
+        if !allowed.contains(&spec.format) {
             return Err(Error::usage(format!("--format {name} is not offered here")));
         }
-        Ok(format)
+        Ok(spec.format)
+    }
+
+    /// The names of `formats` as a sentence lists them: "a, b or c".
+    pub fn names(formats: impl IntoIterator<Item = Format>) -> String {
+        let names: Vec<&str> = formats.into_iter().map(Format::name).collect();
+        match names.split_last() {
+            None => String::new(),
+            Some((last, [])) => (*last).to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        }
     }
 }
 
@@ -88,7 +192,7 @@ impl Thinking {
     }
 }
 
-/// Settings of `agy-decode --format anthropic|claude-code|codex|gemini-cli`.
+/// Settings of `agy-decode --format`.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     pub thinking: Thinking,
@@ -96,12 +200,13 @@ pub struct Options {
     pub verbose: bool,
     /// Claude Code: write `DIR/<slug>/<id>.jsonl` instead of stdout;
     /// Codex: `DIR/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`.
-    /// Gemini CLI: `DIR/tmp/<slug>/chats/session-….jsonl`.
+    /// Gemini CLI: `DIR/tmp/<slug>/chats/session-….jsonl`; OpenCode:
+    /// `DIR/<id>.json`.
     pub out_dir: Option<PathBuf>,
-    /// Claude Code, Codex, Gemini CLI: the project directory, instead of
-    /// each conversation's.
+    /// The session formats: the project directory, instead of each
+    /// conversation's.
     pub cwd: Option<String>,
-    /// Claude Code, Codex, Gemini CLI: replace session files that exist.
+    /// The session formats: replace session files that exist.
     pub force: bool,
 }
 
@@ -302,13 +407,11 @@ impl Converter {
             return Ok(());
         };
         let mut report = Report::default();
-        match self.format {
-            Format::Messages => unreachable!("the plain stream is not converted"),
-            Format::Anthropic => anthropic::write(&mut conv, &self.options, &mut report, out)?,
-            Format::ClaudeCode => claude_code::write(&mut conv, &self.options, &mut report, out)?,
-            Format::Codex => codex::write(&mut conv, &self.options, &mut report, out)?,
-            Format::GeminiCli => gemini_cli::write(&mut conv, &self.options, &mut report, out)?,
-        }
+        let writer = self
+            .format
+            .writer()
+            .expect("only formats with a writer are converted");
+        write::write(writer, &mut conv, &self.options, &mut report, out)?;
         out.end_record()?;
         if self.options.verbose {
             eprintln!("agy-decode: conversation {}: {report}", conv.id);

@@ -9,44 +9,14 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::{REPAIR_TEXTS, TOOLS};
-use crate::support::holds::{assert_kept, holds_of_stream_as, result_text, Holds};
+use crate::support::holds::{assert_kept, holds_of_stream_as, map_call, result_text, Holds};
 use crate::support::store::json_lines;
-
-/// A common-named call under Gemini CLI's name (`to_gemini`), or back.
-pub fn map_call(name: &str, input: &Value, to_gemini: bool) -> (String, String) {
-    for &(common, gemini, keys) in TOOLS {
-        let (from, to) = if to_gemini {
-            (common, gemini)
-        } else {
-            (gemini, common)
-        };
-        if name != from {
-            continue;
-        }
-        let Some(args) = input.as_object() else { break };
-        let renamed: serde_json::Map<String, Value> = args
-            .iter()
-            .map(|(k, v)| {
-                let key = keys
-                    .iter()
-                    .find_map(|&(c, g)| {
-                        let (f, t) = if to_gemini { (c, g) } else { (g, c) };
-                        (f == k).then_some(t)
-                    })
-                    .unwrap_or(k);
-                (key.to_string(), v.clone())
-            })
-            .collect();
-        return (to.to_string(), Value::Object(renamed).to_string());
-    }
-    (name.to_string(), input.to_string())
-}
 
 /// What each conversation of a plain message stream holds, its calls
 /// named as in Gemini CLI.
 pub fn holds_of_stream(stream: &[Value], thinking_as_text: bool) -> BTreeMap<String, Holds> {
     holds_of_stream_as(stream, thinking_as_text, |name, input| {
-        map_call(name, input, true)
+        map_call(TOOLS, name, input, true)
     })
 }
 

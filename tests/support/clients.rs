@@ -1,6 +1,6 @@
 //! The real third-party clients the format tests drive (the `anthropic`
-//! SDK's Python, Claude Code, Codex CLI, Gemini CLI on node): where
-//! `.ci/run` installs them (`target/ext/`, or the directory named by
+//! SDK's Python, Claude Code, Codex CLI, Gemini CLI on node, OpenCode):
+//! where `.ci/run` installs them (`target/ext/`, or the directory named by
 //! `AGY_TEST_EXT`), the loud SKIP when one is missing (a failure under
 //! `CI`, whose `.ci/run` installs every client), and a run of one with a
 //! time limit ([`run`]).
@@ -76,6 +76,14 @@ pub fn codex() -> Option<PathBuf> {
             "codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
         ),
         "Codex CLI",
+    )
+}
+
+/// OpenCode's native binary.
+pub fn opencode() -> Option<PathBuf> {
+    client(
+        ext_dir().join("opencode/node_modules/opencode-linux-x64/bin/opencode"),
+        "OpenCode",
     )
 }
 

@@ -39,6 +39,48 @@ pub fn result_text(content: &Value) -> String {
     }
 }
 
+/// A client's tool that agy's message stream names otherwise: (the
+/// stream's common name, the client's name, [(common key, client's key)]).
+/// Each test writes its client's table out again, so that a mistake in the
+/// library's cannot hide in the test.
+pub type ToolRow = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
+
+/// A call of the stream's common names under the client's name and keys
+/// by `table` (`to_client`), or back; the input as JSON. A tool the table
+/// does not name keeps its name and input.
+pub fn map_call(table: &[ToolRow], name: &str, input: &Value, to_client: bool) -> (String, String) {
+    for &(common, client, keys) in table {
+        let (from, to) = if to_client {
+            (common, client)
+        } else {
+            (client, common)
+        };
+        if name != from {
+            continue;
+        }
+        let Some(args) = input.as_object() else { break };
+        let renamed: serde_json::Map<String, Value> = args
+            .iter()
+            .map(|(k, v)| {
+                let key = keys
+                    .iter()
+                    .find_map(|&(c, n)| {
+                        let (f, t) = if to_client { (c, n) } else { (n, c) };
+                        (f == k).then_some(t)
+                    })
+                    .unwrap_or(k);
+                (key.to_string(), v.clone())
+            })
+            .collect();
+        return (to.to_string(), Value::Object(renamed).to_string());
+    }
+    (name.to_string(), input.to_string())
+}
+
 /// What each conversation of a plain message stream holds.
 pub fn holds_of_stream(stream: &[Value], thinking_as_text: bool) -> BTreeMap<String, Holds> {
     holds_of_stream_as(stream, thinking_as_text, |name, input| {

@@ -395,15 +395,12 @@ and bookkeeping steps before it are kept.
                 "claude-code",
                 "codex",
                 "gemini-cli",
+                "opencode",
             ]),
             update: |args, value| {
-                let offered = [
-                    Format::Messages,
-                    Format::Anthropic,
-                    Format::ClaudeCode,
-                    Format::Codex,
-                    Format::GeminiCli,
-                ];
+                let offered: Vec<Format> = Format::all()
+                    .filter(|f| *f == Format::Messages || f.writer().is_some())
+                    .collect();
                 args.format = Format::parse(&value.string()?, &offered)?;
                 Ok(())
             },
@@ -412,7 +409,8 @@ and bookkeeping steps before it are kept.
             bins: &[Bin::Decode],
             help: "messages (the default), anthropic (one Messages API request per \
                    conversation), claude-code (Claude Code session lines), codex (Codex \
-                   CLI rollout lines) or gemini-cli (Gemini CLI session lines)",
+                   CLI rollout lines), gemini-cli (Gemini CLI session lines) or opencode \
+                   (what opencode import takes)",
             man: r#".B messages
 (the default) writes the message stream below.
 .B anthropic
@@ -420,9 +418,13 @@ writes one Messages API request per conversation,
 .B claude\-code
 a Claude Code session,
 .B codex
-a Codex CLI session (rollout), and
+a Codex CLI session (rollout),
 .B gemini\-cli
-a Gemini CLI session; see
+a Gemini CLI session, and
+.B opencode
+an OpenCode session as
+.B opencode import
+takes it; see
 .BR "OTHER FORMATS" .
 "#,
         }],
@@ -432,14 +434,17 @@ a Gemini CLI session; see
         short: None,
         kind: Kind::Value {
             name: "FORMAT",
-            complete: Complete::Choices(&["messages", "claude-code", "codex", "gemini-cli"]),
+            complete: Complete::Choices(&[
+                "messages",
+                "claude-code",
+                "codex",
+                "gemini-cli",
+                "opencode",
+            ]),
             update: |args, value| {
-                let offered = [
-                    Format::Messages,
-                    Format::ClaudeCode,
-                    Format::Codex,
-                    Format::GeminiCli,
-                ];
+                let offered: Vec<Format> = Format::all()
+                    .filter(|f| *f == Format::Messages || f.reader().is_some())
+                    .collect();
                 args.format = Format::parse(&value.string()?, &offered)?;
                 Ok(())
             },
@@ -447,8 +452,8 @@ a Gemini CLI session; see
         docs: &[Doc {
             bins: &[Bin::Encode],
             help: "what FILE holds: messages (the default), claude-code (Claude Code \
-                   session files), codex (Codex CLI rollout files) or gemini-cli (Gemini CLI \
-                   session files), one session each",
+                   session files), codex (Codex CLI rollout files), gemini-cli (Gemini CLI \
+                   session files) or opencode (what opencode export prints), one session each",
             man: r#"What each
 .I FILE
 holds:
@@ -460,10 +465,15 @@ for Claude Code session files (see
 .B codex
 for Codex CLI rollout files (see
 .BR "CODEX SESSIONS" ),
-or
 .B gemini\-cli
 for Gemini CLI session files (see
 .BR "GEMINI CLI SESSIONS" ),
+or
+.B opencode
+for what
+.B opencode export
+prints (see
+.BR "OPENCODE SESSIONS" ),
 one session each.
 "#,
         }],
@@ -548,15 +558,17 @@ creating it if needed.
         },
         docs: &[Doc {
             bins: &[Bin::Decode],
-            help: "anthropic, claude-code, codex, gemini-cli: drop thinking (the default; \
-                   codex keeps it for people as events, gemini-cli as thoughts, neither \
-                   sent) or turn it into text",
+            help: "anthropic, claude-code, codex, gemini-cli, opencode: drop thinking (the \
+                   default; codex keeps it for people as events, gemini-cli as thoughts, \
+                   neither sent; opencode keeps it as reasoning, which OpenCode may send) \
+                   or turn it into text",
             man: r#"With
 .BR anthropic ,
 .BR claude\-code ,
-.B codex
+.BR codex ,
+.B gemini\-cli
 and
-.BR gemini\-cli :
+.BR opencode :
 .B drop
 (the default) leaves thinking out of what the model is sent (with
 .BR codex ,
@@ -564,7 +576,10 @@ it is kept for people as
 .B agent_reasoning
 events;
 .B gemini\-cli
-keeps it as the session's thoughts, which Gemini CLI shows but never sends);
+keeps it as the session's thoughts, which Gemini CLI shows but never sends;
+.B opencode
+keeps it as the session's reasoning parts, as OpenCode keeps its own, and
+OpenCode decides whether to send them);
 .B text
 turns each thinking block into a text block
 .BI <thinking> TEXT </thinking>
@@ -589,7 +604,8 @@ at its place.
                    ~/.claude/projects makes it resumable); codex: write \
                    DIR/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl (DIR ~/.codex); \
                    gemini-cli: DIR/tmp/<slug>/chats/session-<time>-<id>.jsonl and the \
-                   project's entry (DIR ~/.gemini); print each path",
+                   project's entry (DIR ~/.gemini); opencode: DIR/<id>.json, for opencode \
+                   import; print each path",
             man: r#"With
 .BR claude\-code :
 write each conversation to
@@ -622,6 +638,13 @@ markers, and print the path of each file written.
 makes a conversation resumable with
 .BI "gemini \-\-resume " ID
 from its directory.
+With
+.BR opencode :
+write each conversation to
+.IB DIR / ID .json
+and print each path;
+.BI "opencode import " DIR / ID .json
+run in the conversation's directory takes it in.
 "#,
         }],
     },
@@ -638,13 +661,14 @@ from its directory.
         },
         docs: &[Doc {
             bins: &[Bin::Decode],
-            help: "claude-code, codex, gemini-cli: the project directory of every session, \
-                   instead of each conversation's own",
+            help: "claude-code, codex, gemini-cli, opencode: the project directory of every \
+                   session, instead of each conversation's own",
             man: r#"With
 .BR claude\-code ,
-.B codex
+.BR codex ,
+.B gemini\-cli
 and
-.BR gemini\-cli :
+.BR opencode :
 the project directory of every session (its
 .BR cwd ,
 and Claude Code's slug), instead of each conversation's own.
@@ -660,14 +684,15 @@ and Claude Code's slug), instead of each conversation's own.
         docs: &[
             Doc {
                 bins: &[Bin::Decode],
-                help: "claude-code, codex, gemini-cli: replace session files that exist",
+                help: "claude-code, codex, gemini-cli, opencode: replace session files that exist",
                 man: r#"With
 .B \-\-out\-dir
 and
 .BR claude\-code ,
-.B codex
+.BR codex ,
+.B gemini\-cli
 or
-.BR gemini\-cli :
+.BR opencode :
 replace session files that exist.
 Without it an existing file is an error and is left as it was: Claude Code,
 Codex and Gemini CLI append to a session they resume.
@@ -727,26 +752,28 @@ See
         docs: &[
             Doc {
                 bins: &[Bin::Decode],
-                help: "anthropic, claude-code, codex, gemini-cli: say on stderr what was \
-                       changed or dropped",
+                help: "anthropic, claude-code, codex, gemini-cli, opencode: say on stderr what \
+                       was changed or dropped",
                 man: r#"With
 .BR anthropic ,
 .BR claude\-code ,
-.B codex
+.BR codex ,
+.B gemini\-cli
 and
-.BR gemini\-cli :
+.BR opencode :
 say on standard error, per conversation and in total, what was changed or
 dropped, with counts.
 "#,
             },
             Doc {
                 bins: &[Bin::Encode],
-                help: "claude-code, codex, gemini-cli: say on stderr what was left out",
+                help: "claude-code, codex, gemini-cli, opencode: say on stderr what was left out",
                 man: r#"With
 .BR claude\-code ,
-.B codex
+.BR codex ,
+.B gemini\-cli
 and
-.BR gemini\-cli :
+.BR opencode :
 say on standard error, per session, what was left out, with counts.
 "#,
             },
@@ -849,6 +876,32 @@ fn turn_count(flag: &str, value: std::ffi::OsString) -> Result<u64, Error> {
 mod tests {
     use super::*;
     use crate::cli::flags::{self, Kind};
+
+    /// Completion offers for `--format` what the tool takes: the formats
+    /// of the format table with a writer (agy-decode) or a reader
+    /// (agy-encode), and the message stream.
+    #[test]
+    fn format_choices_are_the_formats_of_the_table() {
+        for bin in [Bin::Decode, Bin::Encode] {
+            let takes = |f: Format| match bin {
+                Bin::Decode => f.writer().is_some(),
+                _ => f.reader().is_some(),
+            };
+            let (flag, _) = flags::of(bin).find(|(f, _)| f.long == "format").unwrap();
+            let Kind::Value {
+                complete: Complete::Choices(names),
+                ..
+            } = flag.kind
+            else {
+                panic!("{} --format offers no choices", bin.name())
+            };
+            let want: Vec<&str> = Format::all()
+                .filter(|f| *f == Format::Messages || takes(*f))
+                .map(Format::name)
+                .collect();
+            assert_eq!(names, want, "{}", bin.name());
+        }
+    }
 
     /// The parser finds a flag by its name among those of the binary, so
     /// one binary must not see two flags of one name.

@@ -60,6 +60,8 @@ pub mod change {
     pub const OPENING: &str = "opening user turns added";
     pub const TRAILING: &str = "trailing whitespace trimmed from the last turn";
     pub const THOUGHTS: &str = "thinking blocks kept as thoughts";
+    pub const REASONING: &str = "thinking blocks kept as reasoning";
+    pub const THINKING_SIGNATURES_DROPPED: &str = "thinking signatures dropped";
 }
 
 /// One API turn. A user turn's content is its `results`, then `blocks`.
@@ -104,6 +106,26 @@ impl Turn {
             .iter()
             .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
     }
+
+    /// Why an assistant turn ended, as the session formats say it: for its
+    /// calls, at the maximum of tokens (its stop reason says so), or not.
+    pub fn stop(&self) -> Stop {
+        if self.has_calls() {
+            Stop::Calls
+        } else if self.stop_reason.as_deref() == Some("max_tokens") {
+            Stop::MaxTokens
+        } else {
+            Stop::End
+        }
+    }
+}
+
+/// Why an assistant turn ended ([`Turn::stop`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    Calls,
+    MaxTokens,
+    End,
 }
 
 /// What sequencing makes of a conversation.
@@ -122,21 +144,48 @@ pub struct Rules {
     /// System messages go into [`Sequenced::system`] (else they are
     /// dropped).
     pub keep_system: bool,
-    /// With [`Thinking::Drop`], thinking that is not blank stays in its
-    /// turn as a `{"type": "thinking", "thinking": TEXT}` block, for a
-    /// format that can show it to people without sending it to a model
-    /// (Codex's `agent_reasoning` events).
-    pub thinking_apart: bool,
+    /// What thinking becomes when it is not turned into text.
+    pub kept: Kept,
     /// A tool input that is a JSON string stays a string (for a format
     /// with free-form tools, Codex's custom tools) instead of being wrapped
     /// as `{"arguments": …}`.
     pub string_inputs: bool,
-    /// Gemini CLI: an assistant's thinking that is not turned into text
-    /// stays a `thinking` block with its signature (the session keeps it as
-    /// thoughts, which the CLI shows but never sends), and tool calls keep
-    /// their `signature`. Gemini may still accept agy's signatures, as
-    /// agy's models are Gemini models; Anthropic never would.
-    pub gemini: bool,
+}
+
+impl Rules {
+    /// The Messages API's rules: thinking dropped, system messages
+    /// dropped, inputs objects.
+    pub const DEFAULT: Rules = Rules {
+        thinking: Thinking::Drop,
+        keep_system: false,
+        kept: Kept::Nothing,
+        string_inputs: false,
+    };
+}
+
+/// Where a format keeps thinking that is not turned into text (with
+/// [`Thinking::Drop`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Kept {
+    /// Nowhere: it is dropped.
+    #[default]
+    Nothing,
+    /// Thinking that is not blank stays in its turn as a
+    /// `{"type": "thinking", "thinking": TEXT}` block, for a format that
+    /// can show it to people without sending it to a model (Codex's
+    /// `agent_reasoning` events).
+    ForPeople,
+    /// Gemini CLI: an assistant's thinking stays a `thinking` block with
+    /// its signature (the session keeps it as thoughts, which the CLI
+    /// shows but never sends), and tool calls keep their `signature`.
+    /// Gemini may still accept agy's signatures, as agy's models are
+    /// Gemini models; Anthropic never would.
+    Thoughts,
+    /// OpenCode: thinking that is not blank stays in its turn as a
+    /// `thinking` block, which the session keeps as a reasoning part, a
+    /// part of the history like any other (OpenCode decides what of it
+    /// a model is sent); signatures are not kept.
+    Reasoning,
 }
 
 /// A conversation's turns for `agy-decode --format`, or `None`, said on

@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use super::{
-    block_as_text, change, is_name_char, is_web_url, object, orphan_text, text_block, Msg, Report,
-    Rules, Sequenced, Thinking, Turn, IMAGE_TYPES, NO_RESULT, OPENING,
+    block_as_text, change, is_name_char, is_web_url, object, orphan_text, text_block, Kept, Msg,
+    Report, Rules, Sequenced, Thinking, Turn, IMAGE_TYPES, NO_RESULT, OPENING,
 };
 use crate::stream::message::{self, Block, ImageSource, ResultContent, Role, ToolInput};
 
@@ -85,7 +85,14 @@ impl Sequencer<'_> {
                 } => {
                     if let Some(kept) = self.thought(thinking, signature.as_deref()) {
                         blocks.push(kept);
-                    } else if let Some(text) = self.thinking(thinking) {
+                        continue;
+                    }
+                    // OpenCode keeps its own provider's signatures only;
+                    // the formats before it lose these without a count.
+                    if signature.is_some() && self.rules.kept == Kept::Reasoning {
+                        self.report.add(change::THINKING_SIGNATURES_DROPPED, 1);
+                    }
+                    if let Some(text) = self.thinking(thinking) {
                         blocks.push(text);
                     }
                 }
@@ -102,7 +109,8 @@ impl Sequencer<'_> {
                 } => {
                     let written = self.call_id(id);
                     let name = self.tool_name(name);
-                    if signature.is_some() && !self.rules.gemini {
+                    let signed = self.rules.kept == Kept::Thoughts;
+                    if signature.is_some() && !signed {
                         self.report.add(change::SIGNATURES_DROPPED, 1);
                     }
                     let input = match input {
@@ -128,7 +136,7 @@ impl Sequencer<'_> {
                         ("name", name.into()),
                         ("input", input),
                     ]);
-                    if let (true, Some(signature)) = (self.rules.gemini, signature) {
+                    if let (true, Some(signature)) = (signed, signature) {
                         call.as_object_mut()
                             .expect("an object")
                             .insert("signature".into(), signature.as_ref().into());
@@ -256,10 +264,10 @@ impl Sequencer<'_> {
         }
     }
 
-    /// With [`Rules::gemini`], an assistant's thinking kept as a `thinking`
-    /// block (unless it is to be text); `None` otherwise.
+    /// With [`Kept::Thoughts`], an assistant's thinking kept as a
+    /// `thinking` block (unless it is to be text); `None` otherwise.
     fn thought(&mut self, thinking: &str, signature: Option<&str>) -> Option<Value> {
-        if !self.rules.gemini || self.rules.thinking == Thinking::Text {
+        if self.rules.kept != Kept::Thoughts || self.rules.thinking == Thinking::Text {
             return None;
         }
         if thinking.trim().is_empty() && signature.is_none() {
@@ -281,8 +289,13 @@ impl Sequencer<'_> {
             self.report.add(change::THINKING_TEXT, 1);
             return Some(text_block(&format!("<thinking>\n{thinking}\n</thinking>")));
         }
-        if self.rules.thinking_apart && !thinking.trim().is_empty() {
-            self.report.add(change::THINKING_APART, 1);
+        let kept = match self.rules.kept {
+            Kept::ForPeople => Some(change::THINKING_APART),
+            Kept::Reasoning => Some(change::REASONING),
+            Kept::Nothing | Kept::Thoughts => None,
+        };
+        if let (Some(label), false) = (kept, thinking.trim().is_empty()) {
+            self.report.add(label, 1);
             return Some(object([
                 ("type", "thinking".into()),
                 ("thinking", thinking.into()),
