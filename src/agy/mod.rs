@@ -6,7 +6,8 @@
 //! Code. Everything above reads agy's blobs through these three. [`patch`]
 //! edits a step's bytes in place (a text replaced at every depth, a step
 //! renumbered), for every tool that changes a conversation, and [`brain`]
-//! says which brain files and transcript lines belong to which step.
+//! says which brain files and transcript lines belong to which step;
+//! [`uri`] turns the `file://` URIs agy stores paths as into paths and back.
 //!
 //! Imports: the ground floor ([`crate::error`], [`crate::time`]) only.
 
@@ -14,4 +15,5 @@ pub mod brain;
 pub mod patch;
 pub mod steps;
 pub mod tools;
+pub mod uri;
 pub mod wire;
