@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
+use crate::agy::patch::{self, Rewrite};
 use crate::error::{Error, Result};
 use crate::store::lock::try_flock;
 use crate::store::sqlite::{self, Bind, OpenError, ReadOnly};
@@ -53,6 +54,14 @@ pub const LATER_COLUMNS: &[(&str, &str)] =
 /// `project_id` (FORMAT.md 14 row 7).
 pub const CLI_SOURCE: &str = "antigravity-cli";
 pub const CLI_PROJECT_ID: &str = "default-cli-project";
+
+/// What the desktop app writes in `source`, `app_data_dir`, `status` and
+/// `project_id` (of a conversation outside its projects; FORMAT.md 15
+/// row 9).
+pub const DESKTOP_SOURCE: &str = "";
+pub const DESKTOP_APP_DATA_DIR: &str = "antigravity";
+pub const DESKTOP_STATUS: &str = "CASCADE_RUN_STATUS_IDLE";
+pub const DESKTOP_PROJECT_ID: &str = "outside-of-project";
 
 /// How long a write waits for agy (or another reader) to let go of the
 /// index before it gives up.
@@ -124,6 +133,48 @@ impl IndexRow {
 
     fn int(&self, column: &str) -> Option<i64> {
         self.get(column).and_then(JsonCell::as_i64)
+    }
+
+    /// The URIs its `workspace_uris` lists (a JSON list of `file://`
+    /// URIs): where the index says the conversation's project is.
+    pub fn workspace_uris(&self) -> Vec<String> {
+        self.get("workspace_uris")
+            .and_then(JsonCell::as_text)
+            .and_then(|list| serde_json::from_str::<Vec<String>>(list).ok())
+            .unwrap_or_default()
+    }
+
+    /// The text of `column` rewritten where it is (in `workspace_uris` the
+    /// URIs inside the JSON list, escapes and all); whether it changed.
+    pub fn rewrite_text(&mut self, column: &str, rewrite: &impl Rewrite) -> bool {
+        let Some((_, cell)) = self.cells.iter_mut().find(|(n, _)| n == column) else {
+            return false;
+        };
+        let (JsonCell::Plain(text) | JsonCell::Text(text)) = cell else {
+            return false;
+        };
+        let Some(moved) = patch::rewrite_text(text.as_bytes(), rewrite) else {
+            return false;
+        };
+        *text = Cow::Owned(String::from_utf8(moved).expect("a rewrite of UTF-8 by UTF-8"));
+        true
+    }
+
+    /// The protobuf blob of `column` (`raw_summary`, a BLOB column)
+    /// rewritten at every depth; whether it changed.
+    pub fn rewrite_blob(&mut self, column: &str, rewrite: &impl Rewrite) -> Result<bool> {
+        let Some((_, cell)) = self.cells.iter_mut().find(|(n, _)| n == column) else {
+            return Ok(false);
+        };
+        let (JsonCell::Plain(hex) | JsonCell::Blob(hex)) = cell else {
+            return Ok(false);
+        };
+        let bytes = record::decode_hex(hex).map_err(|e| e.context(format!("column {column}")))?;
+        let Some(moved) = patch::rewrite(&bytes, rewrite) else {
+            return Ok(false);
+        };
+        *hex = Cow::Owned(hex::encode(moved));
+        Ok(true)
     }
 }
 
@@ -763,5 +814,37 @@ mod tests {
         assert_eq!(fresh.get("step_count"), Some(&JsonCell::Integer(9)));
         old.set("title", text(""));
         assert_eq!(now.refresh(&old).get("title"), Some(&text("derived")));
+    }
+
+    #[test]
+    fn the_workspaces_of_a_row_move_in_place() {
+        let mut row = summary().row("c1");
+        row.set(
+            "workspace_uris",
+            text(r#"["file:///home/u/my%20repo","file:///home/u/my%20repo2"]"#),
+        );
+        assert_eq!(
+            row.workspace_uris(),
+            ["file:///home/u/my%20repo", "file:///home/u/my%20repo2"]
+        );
+        let m = crate::agy::paths::Move::new("/home/u/my repo", "/srv/repo").unwrap();
+        assert!(row.rewrite_text("workspace_uris", &m));
+        assert_eq!(
+            row.get("workspace_uris"),
+            Some(&text(r#"["file:///srv/repo","file:///home/u/my%20repo2"]"#))
+        );
+        assert!(!row.rewrite_text("workspace_uris", &m));
+        assert!(!row.rewrite_text("no_such_column", &m));
+        row.cells.push((
+            "raw_summary".into(),
+            JsonCell::Plain(Cow::Owned(hex::encode(b"\x0a\x0f/home/u/my repo"))),
+        ));
+        assert!(row.rewrite_blob("raw_summary", &m).unwrap());
+        assert_eq!(
+            row.get("raw_summary"),
+            Some(&JsonCell::Plain(Cow::Owned(hex::encode(
+                b"\x0a\x09/srv/repo"
+            ))))
+        );
     }
 }
