@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use agy_tools::agy::paths::Move;
 use agy_tools::cli;
 use agy_tools::cli::flags::{self, Args, Bin, Program};
 use agy_tools::edit::{Cut, Editor, Operation};
@@ -17,6 +18,7 @@ Usage: agy-edit [OPTIONS] OPERATION [FILE]...
        agy-edit fork (--at STEP | --turn N) [--id ID] [FILE]...
        agy-edit rewind (--to STEP | --turns N) [FILE]...
        agy-edit settle [FILE]...
+       agy-edit move OLD NEW [--everywhere] [FILE]...
 
 Reads a row stream (from agy-dump) and writes it edited the way agy itself
 edits a conversation, for agy-pack; everything an edit need not change goes
@@ -26,6 +28,8 @@ out byte for byte.
            reference to its parent, its own id, trajectory and index row
   rewind   the conversation without the steps from the cut on, as /rewind
   settle   every step a crash left in flight made CANCELED, as resume does
+  move     the conversations of a project at or under directory OLD
+           re-bound to NEW (with --everywhere, every path in them too)
 
 With no FILE, or when FILE is -, reads standard input. What changed is
 said on standard error, a line per conversation.
@@ -95,7 +99,7 @@ fn operation(args: Args) -> Result<(Operation, Vec<std::ffi::OsString>)> {
     let mut words = args.paths.into_iter();
     let word = words
         .next()
-        .ok_or_else(|| Error::usage("an operation is needed: fork, rewind or settle"))?;
+        .ok_or_else(|| Error::usage("an operation is needed: fork, rewind, settle or move"))?;
     let word = word.to_string_lossy().into_owned();
     let only = |flag: &str, given: bool, ops: &str| -> Result<()> {
         if given {
@@ -105,6 +109,9 @@ fn operation(args: Args) -> Result<(Operation, Vec<std::ffi::OsString>)> {
     };
     let fork_flags = args.at.is_some() || args.turn.is_some();
     let rewind_flags = args.to.is_some() || args.turns.is_some();
+    if word != "move" {
+        only("--everywhere", args.everywhere, "move")?;
+    }
     let op = match word.as_str() {
         "fork" => {
             only("--to and --turns", rewind_flags, "rewind")?;
@@ -131,9 +138,29 @@ fn operation(args: Args) -> Result<(Operation, Vec<std::ffi::OsString>)> {
             only("--id", args.id.is_some(), "fork")?;
             Operation::Settle
         }
+        "move" => {
+            only("--at and --turn", fork_flags, "fork")?;
+            only("--to and --turns", rewind_flags, "rewind")?;
+            only("--id", args.id.is_some(), "fork")?;
+            let mut path = |name: &str| -> Result<String> {
+                let word = words.next().ok_or_else(|| {
+                    Error::usage(format!("move needs OLD and NEW; {name} is missing"))
+                })?;
+                word.into_string()
+                    .map_err(|w| Error::usage(format!("{name} {w:?} is not UTF-8")))
+            };
+            let (from, to) = (path("OLD")?, path("NEW")?);
+            // Checked now: a path that is no directory is a usage error.
+            Move::new(&from, &to)?;
+            Operation::Move {
+                from,
+                to,
+                everywhere: args.everywhere,
+            }
+        }
         other => {
             return Err(Error::usage(format!(
-                "unknown operation {other:?} (expected fork, rewind or settle)"
+                "unknown operation {other:?} (expected fork, rewind, settle or move)"
             )))
         }
     };

@@ -294,6 +294,30 @@ user turns and everything that followed them.
 "#,
         }],
     },
+    // agy-edit move: how far a move reaches.
+    Flag {
+        long: "everywhere",
+        short: None,
+        kind: Kind::Switch(|args| args.everywhere = true),
+        docs: &[Doc {
+            bins: &[Bin::Edit],
+            help: "move: also move the paths inside steps, other rows and brain files",
+            man: r#"For
+.BR move :
+also rewrite every path at or under
+.I OLD
+inside the conversations moved: in every blob of their steps (tool inputs and
+results, user text, at every depth), their
+.B gen_metadata
+and
+.B executor_metadata
+rows, the whole trajectory metadata, the index row's title, preview and
+summary, the sidecar, and the text of their brain files (transcripts with
+their escaped forms).
+Without it only the places where a conversation names its project move.
+"#,
+        }],
+    },
     // agy-pack: where to write.
     Flag {
         long: "root",
