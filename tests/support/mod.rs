@@ -18,6 +18,7 @@ pub mod holds;
 pub mod index;
 pub mod netns;
 pub mod pb;
+pub mod shapes;
 pub mod steps;
 pub mod store;
 
