@@ -335,3 +335,278 @@ pub fn real_shaped(root: &Path) {
     );
     brain_file(root, REAL_ID, "task.md", b"- [x] list files\n");
 }
+
+/// Leaves `db` as agy leaves a conversation at rest (FORMAT.md 15 row 6):
+/// the `.db` and a `-wal` holding everything written since it was created,
+/// nothing checkpointed, no `-shm`.
+pub fn leave_wal(db: AgyDb) -> std::path::PathBuf {
+    let path = db.path.clone();
+    // Closing would checkpoint the WAL into the file and remove it.
+    std::mem::forget(db.conn);
+    let wal = path.with_extension("db-wal");
+    assert!(wal.exists(), "{} holds the rows", wal.display());
+    let _ = std::fs::remove_file(path.with_extension("db-shm"));
+    path
+}
+
+/// A GENERIC run_command step as agy 1.1.23 writes one (FORMAT.md 13
+/// row 3): the call's arguments as map entries in Go's order, the result
+/// text, the typed RUN_COMMAND step wrapped in an Any, the spill URI.
+pub fn generic_run_command(command: &str, cwd: &str, output: &str, spill: &str) -> Msg {
+    let wrapped = Msg::new().varint(1, RUN_COMMAND).varint(4, DONE).msg(
+        28,
+        Msg::new()
+            .str(23, command)
+            .msg(21, Msg::new().str(1, output)),
+    );
+    let any = Msg::new()
+        .str(1, "type.googleapis.com/gemini_coder.Step")
+        .bytes(2, &wrapped.0);
+    let mut generic = Msg::new();
+    for (k, v) in [
+        ("WaitMsBeforeAsync", "500"),
+        ("CommandLine", command),
+        ("Cwd", cwd),
+    ] {
+        generic = generic.msg(1, Msg::new().str(1, k).str(2, v));
+    }
+    let head: String = output.chars().take(40).collect();
+    generic.msg(
+        2,
+        Msg::new()
+            .str(
+                1,
+                &format!("\nThe command exited with code 0.\nOutput:\n{head}"),
+            )
+            .msg(6, any)
+            .str(7, spill),
+    )
+}
+
+/// A subagent's conversation (FORMAT.md 8, 15 row 4): its metadata names
+/// its parent and root and has nesting depth 1 and an agent script, a
+/// SUBAGENT_FORK reference names the parent, it runs a command in `cwd`
+/// whose output (over two megabytes, so the row stream carries it in
+/// parts) spills to a brain file, and its transcript holds the call's
+/// arguments as JSON inside JSON. Left with its WAL beside it.
+pub fn subagent_child(root: &Path, id: &str, parent: &str, cwd: &str) {
+    let db = AgyDb::create(root, id);
+    let uri = format!("file://{cwd}");
+    db.trajectory_metadata(
+        &Msg::new()
+            .msg(1, Msg::new().str(1, &uri).str(2, &uri).str(4, "main"))
+            .ts(2, T0 + 100, 0)
+            .msg(4, Msg::new().str(1, "research"))
+            .str(5, parent)
+            .str(6, parent)
+            .str(7, &uri)
+            .varint(17, 1)
+            .str(18, "default-cli-project")
+            .build(),
+    );
+    db.conn
+        .execute(
+            "INSERT INTO parent_references (idx, data) VALUES (0, ?1)",
+            [Msg::new()
+                .str(1, "traj-parent")
+                .varint(2, 4)
+                .varint(5, 6)
+                .str(6, parent)
+                .build()],
+        )
+        .unwrap();
+    let put = |idx: i64, step_type: u64, meta: &Msg, field: u32, payload: Msg| {
+        let s = step(step_type, DONE, meta, field, payload);
+        db.step(idx, step_type as i64, DONE as i64, &meta.0, &s.0);
+    };
+    let text = format!("Find what in {cwd}/src is slow.");
+    put(
+        0,
+        USER_INPUT,
+        &metadata(T0 + 100, 4),
+        19,
+        Msg::new().str(2, &text).msg(3, Msg::new().str(1, &text)),
+    );
+    let args = format!(r#"{{"CommandLine":"cargo test","Cwd":"{cwd}"}}"#);
+    let run = call("call_a", "run_command", &args).str(9, "run_command");
+    put(
+        1,
+        PLANNER_RESPONSE,
+        &metadata(T0 + 101, 2),
+        20,
+        Msg::new().str(1, "Running the tests.").msg(7, run.clone()),
+    );
+    let mut output = String::new();
+    let mut n = 0;
+    while output.len() < 2_500_000 {
+        output.push_str(&format!("test {cwd}/src/file_{n}.rs ... ok\n"));
+        n += 1;
+    }
+    let spill = format!("file://{cwd}/.gemini/brain/{id}/.system_generated/steps/2/output.txt");
+    put(
+        2,
+        GENERIC,
+        &tool_metadata(T0 + 102, run),
+        140,
+        generic_run_command("cargo test", cwd, &output, &spill),
+    );
+    brain_file(
+        root,
+        id,
+        ".system_generated/steps/2/output.txt",
+        output.as_bytes(),
+    );
+    put(
+        3,
+        PLANNER_RESPONSE,
+        &metadata(T0 + 103, 2),
+        20,
+        Msg::new().str(1, &format!("All tests pass in {cwd}.")),
+    );
+    db.gen_metadata(
+        0,
+        &Msg::new()
+            .msg(1, Msg::new().str(19, "gemini-3.8-flash"))
+            .bytes(2, &[1, 3])
+            .build(),
+    );
+    db.conn
+        .execute(
+            "INSERT INTO executor_metadata (idx, data) VALUES (0, ?1)",
+            [Msg::new()
+                .msg(
+                    10,
+                    Msg::new().msg(1, Msg::new().str(28, "gemini-3.8-flash")),
+                )
+                .str(99, &format!("ran in {cwd}"))
+                .build()],
+        )
+        .unwrap();
+    let escaped_args = args.replace('"', "\\\"");
+    let transcript = format!(
+        concat!(
+            "{{\"step_index\":0,\"source\":\"USER_EXPLICIT\",\"type\":\"USER_INPUT\",\"content\":\"<USER_REQUEST>\\n{text}\\n</USER_REQUEST>\"}}\n",
+            "{{\"step_index\":1,\"source\":\"MODEL\",\"type\":\"PLANNER_RESPONSE\",\"content\":\"Running the tests.\",\"tool_calls\":[{{\"name\":\"run_command\",\"args\":\"{args}\"}}]}}\n",
+            "{{\"step_index\":3,\"source\":\"MODEL\",\"type\":\"PLANNER_RESPONSE\",\"content\":\"All tests pass in {cwd}.\"}}\n",
+        ),
+        text = text,
+        args = escaped_args,
+        cwd = cwd,
+    );
+    brain_file(
+        root,
+        id,
+        ".system_generated/logs/transcript.jsonl",
+        transcript.as_bytes(),
+    );
+    leave_wal(db);
+}
+
+/// A conversation of the ACP lane (FORMAT.md 1, 2.2, 15 row 7): its
+/// trajectory is named by its own id, its metadata blob is empty, and its
+/// `<id>.meta` sidecar holds the working directory.
+pub fn acp_conversation(root: &Path, id: &str, cwd: &str) {
+    let db = AgyDb::create(root, id);
+    db.conn
+        .execute("UPDATE trajectory_meta SET trajectory_id = ?1", [id])
+        .unwrap();
+    db.trajectory_metadata(b"");
+    let text = format!("Look at {cwd}/notes.md");
+    db.step(
+        0,
+        USER_INPUT as i64,
+        DONE as i64,
+        &metadata(T0 + 200, 4).0,
+        &step(
+            USER_INPUT,
+            DONE,
+            &metadata(T0 + 200, 4),
+            19,
+            Msg::new().str(2, &text).msg(3, Msg::new().str(1, &text)),
+        )
+        .0,
+    );
+    db.close();
+    std::fs::write(
+        root.join("conversations").join(format!("{id}.meta")),
+        format!(r#"{{"cwd":"{cwd}","mode_id":"default"}}"#),
+    )
+    .unwrap();
+}
+
+/// A conversation started on Windows: the workspace folder written as VS
+/// Code writes it (`file:///c%3A/…`), workspace_uris as agy does
+/// (`file:///C:/…`), the path in the user's text, in a call's JSON
+/// arguments (backslashes escaped), in a view_file URI and in the
+/// transcript (escaped again).
+pub fn windows_conversation(root: &Path, id: &str) {
+    let db = AgyDb::create(root, id);
+    db.trajectory_metadata(
+        &Msg::new()
+            .msg(
+                1,
+                Msg::new()
+                    .str(1, "file:///c%3A/Users/dev/app")
+                    .str(2, "file:///c%3A/Users/dev/app")
+                    .str(4, "main"),
+            )
+            .ts(2, T0 + 300, 0)
+            .str(6, id)
+            .str(7, "file:///C:/Users/dev/app")
+            .str(18, "default-cli-project")
+            .build(),
+    );
+    let text = r"Open C:\Users\dev\app\src\main.rs please";
+    db.step(
+        0,
+        USER_INPUT as i64,
+        DONE as i64,
+        &metadata(T0 + 300, 4).0,
+        &step(
+            USER_INPUT,
+            DONE,
+            &metadata(T0 + 300, 4),
+            19,
+            Msg::new().str(2, text).msg(3, Msg::new().str(1, text)),
+        )
+        .0,
+    );
+    let view = call(
+        "call_w",
+        "view_file",
+        r#"{"AbsolutePath":"C:\\Users\\dev\\app\\src\\main.rs"}"#,
+    );
+    let planner = step(
+        PLANNER_RESPONSE,
+        DONE,
+        &metadata(T0 + 301, 2),
+        20,
+        Msg::new().str(1, "Reading it.").msg(7, view.clone()),
+    );
+    db.step(
+        1,
+        PLANNER_RESPONSE as i64,
+        DONE as i64,
+        &metadata(T0 + 301, 2).0,
+        &planner.0,
+    );
+    let meta = tool_metadata(T0 + 302, view);
+    let viewed = step(
+        VIEW_FILE,
+        DONE,
+        &meta,
+        14,
+        Msg::new()
+            .str(1, "file:///C:/Users/dev/app/src/main.rs")
+            .str(2, "fn main() {}\n"),
+    );
+    db.step(2, VIEW_FILE as i64, DONE as i64, &meta.0, &viewed.0);
+    db.close();
+    brain_file(
+        root,
+        id,
+        ".system_generated/logs/transcript.jsonl",
+        br#"{"step_index":0,"type":"USER_INPUT","content":"Open C:\\Users\\dev\\app\\src\\main.rs please","tool_calls":[{"args":"{\"AbsolutePath\":\"C:\\\\Users\\\\dev\\\\app\\\\src\\\\main.rs\"}"}]}
+"#,
+    );
+}
