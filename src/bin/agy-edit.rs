@@ -7,6 +7,7 @@ use agy_tools::cli;
 use agy_tools::cli::flags::{self, Args, Bin, Program};
 use agy_tools::edit::{Cut, Editor, Operation};
 use agy_tools::error::{Error, Result};
+use agy_tools::store::root::Lane;
 use agy_tools::stream::io::{self, Lines, Output};
 
 const NAME: &str = PROGRAM.bin.name();
@@ -19,6 +20,7 @@ Usage: agy-edit [OPTIONS] OPERATION [FILE]...
        agy-edit rewind (--to STEP | --turns N) [FILE]...
        agy-edit settle [FILE]...
        agy-edit move OLD NEW [--everywhere] [FILE]...
+       agy-edit lane (cli | desktop) [FILE]...
 
 Reads a row stream (from agy-dump) and writes it edited the way agy itself
 edits a conversation, for agy-pack; everything an edit need not change goes
@@ -30,6 +32,8 @@ out byte for byte.
   settle   every step a crash left in flight made CANCELED, as resume does
   move     the conversations of a project at or under directory OLD
            re-bound to NEW (with --everywhere, every path in them too)
+  lane     each conversation made one of the CLI's or the desktop app's,
+           to copy it from one store into the other
 
 With no FILE, or when FILE is -, reads standard input. What changed is
 said on standard error, a line per conversation.
@@ -97,9 +101,9 @@ fn closing(editor: &Editor) -> String {
 /// The operation the command line names, and the files to read.
 fn operation(args: Args) -> Result<(Operation, Vec<std::ffi::OsString>)> {
     let mut words = args.paths.into_iter();
-    let word = words
-        .next()
-        .ok_or_else(|| Error::usage("an operation is needed: fork, rewind, settle or move"))?;
+    let word = words.next().ok_or_else(|| {
+        Error::usage("an operation is needed: fork, rewind, settle, move or lane")
+    })?;
     let word = word.to_string_lossy().into_owned();
     let only = |flag: &str, given: bool, ops: &str| -> Result<()> {
         if given {
@@ -158,9 +162,25 @@ fn operation(args: Args) -> Result<(Operation, Vec<std::ffi::OsString>)> {
                 everywhere: args.everywhere,
             }
         }
+        "lane" => {
+            only("--at and --turn", fork_flags, "fork")?;
+            only("--to and --turns", rewind_flags, "rewind")?;
+            only("--id", args.id.is_some(), "fork")?;
+            let name = words
+                .next()
+                .ok_or_else(|| Error::usage("lane needs the lane to make: cli or desktop"))?;
+            match Lane::parse(&name.to_string_lossy())? {
+                Lane::Acp => {
+                    return Err(Error::usage(
+                        "lane makes conversations of cli or desktop; no fact says what makes one of the ACP lane",
+                    ))
+                }
+                lane => Operation::Lane(lane),
+            }
+        }
         other => {
             return Err(Error::usage(format!(
-                "unknown operation {other:?} (expected fork, rewind, settle or move)"
+                "unknown operation {other:?} (expected fork, rewind, settle, move or lane)"
             )))
         }
     };

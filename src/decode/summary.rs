@@ -227,23 +227,8 @@ type ChosenStep = (i64, Vec<u8>, Option<i64>, Vec<u8>);
 pub fn of_database(source: &Source) -> Result<Summary> {
     let conn = source.connection();
     let mut summarizer = Summarizer::new();
-    let has = |table: &str| {
-        source
-            .schema()
-            .iter()
-            .any(|o| o.object_type == "table" && o.name == table)
-    };
-    if has("trajectory_metadata_blob") {
-        let blob: Option<Vec<u8>> = conn
-            .query_row(
-                "SELECT data FROM trajectory_metadata_blob WHERE id = 'main' AND typeof(data) = 'blob'",
-                [],
-                |r| r.get(0),
-            )
-            .ok();
-        if let Some(blob) = blob {
-            summarizer.trajectory_metadata(&blob);
-        }
+    if let Some(blob) = source.trajectory_metadata() {
+        summarizer.trajectory_metadata(&blob);
     }
     let mut chosen: Vec<ChosenStep> = Vec::new();
     let columns = "idx, step_payload, step_type, metadata";

@@ -14,7 +14,9 @@
 //! - [`Operation::Settle`]: the steps a crash left in flight made CANCELED,
 //!   as agy's resume makes them;
 //! - [`Operation::Move`]: the conversations of a project whose directory
-//!   moved, re-bound to the new one ([`relocate`]).
+//!   moved, re-bound to the new one ([`relocate`]);
+//! - [`Operation::Lane`]: a conversation made one of the CLI's or the
+//!   desktop app's ([`lane`]).
 //!
 //! A conversation is held until its last line is read ([`survey`]), so an
 //! edit is decided, and refused when it cannot be made faithfully, before
@@ -27,6 +29,7 @@
 
 mod choices;
 mod cut;
+mod lane;
 mod relocate;
 mod settle;
 mod survey;
@@ -61,6 +64,9 @@ pub enum Operation {
         to: String,
         everywhere: bool,
     },
+    /// Each conversation made one of this lane (the CLI's or the desktop
+    /// app's).
+    Lane(crate::store::root::Lane),
 }
 
 impl Operation {
@@ -71,6 +77,7 @@ impl Operation {
             Operation::Rewind { .. } => "rewind",
             Operation::Settle => "settle",
             Operation::Move { .. } => "move",
+            Operation::Lane(_) => "lane",
         }
     }
 
@@ -249,6 +256,18 @@ impl Editor {
                 }
                 let moved = relocate::write(held, &mv, *everywhere, out)?;
                 Ok(Some(moved.note(&mv)))
+            }
+            Operation::Lane(to) => {
+                let Some(plan) = lane::plan(held, *to)? else {
+                    held.copy(out)?;
+                    return Ok(None);
+                };
+                plan.write(held, out)?;
+                Ok(Some(format!(
+                    "made a conversation of the {} lane: {}",
+                    to.name(),
+                    plan.said.join(", ")
+                )))
             }
             Operation::Rewind { cut } => {
                 let trim = rewind(held, *cut)?;

@@ -21,6 +21,7 @@ use crate::decode::summary;
 use crate::error::{Error, Result};
 use crate::store::dump::{self, Target};
 use crate::store::index::{self, IndexRow, Summary};
+use crate::store::root::Lane;
 use crate::store::sqlite::{self, OpenError, Source};
 use crate::stream::json;
 use crate::time::Timestamp;
@@ -83,8 +84,10 @@ pub struct Entry {
     pub last_active: Option<Timestamp>,
     pub step_count: i64,
     pub models: Vec<String>,
-    /// `cli` or `acp`: the ACP server's conversations have an `<id>.meta`
-    /// sidecar and live under `antigravity-acp`.
+    /// `cli`, `acp` or `desktop`: the ACP server's conversations have an
+    /// `<id>.meta` sidecar and live under `antigravity-acp`, the desktop
+    /// app's live under `antigravity` and name it as their trajectory's
+    /// source.
     pub lane: &'static str,
     pub parent: Option<String>,
     /// The database, its `-wal`, its `.meta` and its brain directory.
@@ -247,7 +250,7 @@ fn entry(target: &Target, index: Option<&index::Reader>) -> Result<Option<Entry>
         last_active: summary.last_step_time.or(summary.created),
         step_count: summary.step_count,
         models,
-        lane: lane(target),
+        lane: lane(target, source.trajectory_source().ok().flatten()),
         parent: summary.parent_conversation_id.clone(),
         bytes: bytes_on_disk(target)?,
         index: match &row {
@@ -268,15 +271,19 @@ fn title(row: Option<&IndexRow>, summary: &Summary) -> Option<String> {
         .or_else(|| summary.title.clone())
 }
 
-fn lane(target: &Target) -> &'static str {
-    let acp_root = target
-        .root()
-        .and_then(Path::file_name)
-        .is_some_and(|n| n == "antigravity-acp");
-    match acp_root || target.db.with_extension("meta").is_file() {
-        true => "acp",
-        false => "cli",
-    }
+fn lane(target: &Target, trajectory_source: Option<i64>) -> &'static str {
+    let root = target.root().and_then(Path::file_name);
+    let root_of = |lane: Lane| root.is_some_and(|n| n == lane.dir_name());
+    let lane = if root_of(Lane::Acp) || target.db.with_extension("meta").is_file() {
+        Lane::Acp
+    } else if root_of(Lane::Desktop) {
+        Lane::Desktop
+    } else {
+        trajectory_source
+            .and_then(Lane::of_trajectory_source)
+            .unwrap_or(Lane::Cli)
+    };
+    lane.name()
 }
 
 /// The sizes of the database, its `-wal` and `.meta` sidecars and every

@@ -27,6 +27,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use crate::agy::patch::{self, Rewrite};
 use crate::error::{Error, Result};
 use crate::store::lock::try_flock;
+use crate::store::root::CLI;
 use crate::store::sqlite::{self, Bind, OpenError, ReadOnly};
 use crate::stream::message::path_to_uri;
 use crate::stream::record::{self, Column, JsonCell, RowCells};
@@ -49,19 +50,6 @@ pub const DDL: &[&str] = &[
 /// form, `user_version` 3), with their definitions for `ALTER TABLE`.
 pub const LATER_COLUMNS: &[(&str, &str)] =
     &[("raw_summary", "BLOB"), ("group_id", "TEXT DEFAULT ''")];
-
-/// What agy writes in `source` and `app_data_dir` for the CLI, and in
-/// `project_id` (FORMAT.md 14 row 7).
-pub const CLI_SOURCE: &str = "antigravity-cli";
-pub const CLI_PROJECT_ID: &str = "default-cli-project";
-
-/// What the desktop app writes in `source`, `app_data_dir`, `status` and
-/// `project_id` (of a conversation outside its projects; FORMAT.md 15
-/// row 9).
-pub const DESKTOP_SOURCE: &str = "";
-pub const DESKTOP_APP_DATA_DIR: &str = "antigravity";
-pub const DESKTOP_STATUS: &str = "CASCADE_RUN_STATUS_IDLE";
-pub const DESKTOP_PROJECT_ID: &str = "outside-of-project";
 
 /// How long a write waits for agy (or another reader) to let go of the
 /// index before it gives up.
@@ -266,8 +254,9 @@ impl Summary {
                 let name = column.name.as_str();
                 let cell = match name {
                     "conversation_id" => text(id),
-                    "source" | "app_data_dir" => text(CLI_SOURCE),
-                    "project_id" => text(CLI_PROJECT_ID),
+                    "source" => text(CLI.index_source),
+                    "app_data_dir" => text(CLI.app_data_dir),
+                    "project_id" => text(CLI.project_id),
                     "nesting_depth" | "not_fully_idle" | "killed" => JsonCell::Integer(0),
                     _ => value(name).unwrap_or_else(|| text("")),
                 };

@@ -350,7 +350,7 @@ is set, else
         short: None,
         kind: Kind::Value {
             name: "LANE",
-            complete: Complete::Choices(&["cli", "acp"]),
+            complete: Complete::Choices(&["cli", "acp", "desktop"]),
             update: |args, value| {
                 args.lane = Lane::parse(&value.string()?)?;
                 Ok(())
@@ -358,15 +358,17 @@ is set, else
         },
         docs: &[Doc {
             bins: &[Bin::Dump, Bin::Pack, Bin::Ls],
-            help: "default root of this agy surface: cli (default) or acp",
+            help: "default root of this agy surface: cli (default), acp or desktop",
             man: r#"Which surface's default data root to use:
 .B cli
 (the default,
-.IR antigravity-cli )
-or
+.IR antigravity-cli ),
 .B acp
 .RI ( antigravity-acp ,
-the ACP server).
+the ACP server) or
+.B desktop
+.RI ( antigravity ,
+the desktop app, Antigravity 2.x).
 "#,
         }],
     },
