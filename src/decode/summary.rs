@@ -160,6 +160,7 @@ impl Tally {
             branch: conv.git_branch.clone(),
             parent_conversation_id: conv.parent_conversation_id.clone(),
             last_user_input: self.last_input,
+            trajectory_source: None,
         }
     }
 
@@ -284,7 +285,10 @@ pub fn of_database(source: &Source) -> Result<Summary> {
         summarizer.tally.look(*idx, &facts);
     }
     summarizer.tally.count = conn.query_row("SELECT count(*) FROM steps", [], |r| r.get(0))?;
-    Ok(summarizer.finish())
+    Ok(Summary {
+        trajectory_source: source.trajectory_source().ok().flatten(),
+        ..summarizer.finish()
+    })
 }
 
 /// The models that answered in a conversation, from its `gen_metadata`

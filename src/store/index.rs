@@ -27,7 +27,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use crate::agy::patch::{self, Rewrite};
 use crate::error::{Error, Result};
 use crate::store::lock::try_flock;
-use crate::store::root::CLI;
+use crate::store::root::{Lane, CLI};
 use crate::store::sqlite::{self, Bind, OpenError, ReadOnly};
 use crate::stream::message::path_to_uri;
 use crate::stream::record::{self, Column, JsonCell, RowCells};
@@ -186,6 +186,9 @@ pub struct Summary {
     pub parent_conversation_id: Option<String>,
     /// The idx of the last USER_INPUT step, and its time.
     pub last_user_input: Option<(i64, Option<Timestamp>)>,
+    /// `trajectory_meta.source`, when known: the lane whose marks a
+    /// derived row bears (the CLI's when it is not the desktop app's).
+    pub trajectory_source: Option<i64>,
 }
 
 /// A time as the index writes it: `YYYY-MM-DD HH:MM:SS+00:00`.
@@ -238,8 +241,15 @@ impl Summary {
     /// The whole row of conversation `id`, in the 1.1.16 table's 19
     /// columns, as the row agy 1.1.16 accepted has them: status `""`,
     /// source and app_data_dir `antigravity-cli`, project_id
-    /// `default-cli-project`, the other columns their defaults.
+    /// `default-cli-project`, the other columns their defaults; a
+    /// conversation of the desktop app gets that lane's marks instead
+    /// ([`crate::store::root::Lane::marks`]).
     pub fn row(&self, id: &str) -> IndexRow {
+        let marks = self
+            .trajectory_source
+            .and_then(Lane::of_trajectory_source)
+            .and_then(Lane::marks)
+            .unwrap_or(CLI);
         let derived = self.derived();
         let value = |name: &str| {
             derived
@@ -254,9 +264,10 @@ impl Summary {
                 let name = column.name.as_str();
                 let cell = match name {
                     "conversation_id" => text(id),
-                    "source" => text(CLI.index_source),
-                    "app_data_dir" => text(CLI.app_data_dir),
-                    "project_id" => text(CLI.project_id),
+                    "source" => text(marks.index_source),
+                    "app_data_dir" => text(marks.app_data_dir),
+                    "project_id" => text(marks.project_id),
+                    "status" => text(marks.status),
                     "nesting_depth" | "not_fully_idle" | "killed" => JsonCell::Integer(0),
                     _ => value(name).unwrap_or_else(|| text("")),
                 };
@@ -727,6 +738,7 @@ mod tests {
                     nanos: 0,
                 }),
             )),
+            trajectory_source: None,
         }
     }
 
@@ -755,6 +767,19 @@ mod tests {
         assert_eq!(get("project_id"), text("default-cli-project"));
         assert_eq!(get("status"), text(""));
         assert_eq!(get("killed"), JsonCell::Integer(0));
+        let desktop = Summary {
+            trajectory_source: Some(1),
+            ..summary()
+        }
+        .row("c1");
+        for (column, value) in [
+            ("source", ""),
+            ("app_data_dir", "antigravity"),
+            ("status", "CASCADE_RUN_STATUS_IDLE"),
+            ("project_id", "outside-of-project"),
+        ] {
+            assert_eq!(desktop.get(column), Some(&text(value)), "{column}");
+        }
         let empty = Summary::default().row("c2");
         assert_eq!(
             empty.get("last_user_input_step_index"),
