@@ -625,3 +625,59 @@ fn what_a_move_cannot_rewrite_faithfully_is_refused() {
         assert!(stderr(&out).contains(words), "{args:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn agy_ls_under_lists_what_a_move_would_move() {
+    let s = Scratch::new("move-ls-under");
+    let root = s.join("store");
+    build(&root);
+    let listed = |dir: &str| -> Vec<String> {
+        let out = run_ok("agy-ls", &["--under", dir, root.to_str().unwrap()], b"");
+        let mut ids: Vec<String> = support::store::json_lines(&out)
+            .into_iter()
+            .map(|e| e["id"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let moved = |dir: &str| -> Vec<String> {
+        let said = edit(&["move", dir, "/elsewhere"], &dump(&root)).1;
+        let mut ids: Vec<String> = said
+            .lines()
+            .filter_map(|l| l.strip_prefix("agy-edit: "))
+            .filter_map(|l| l.split_once(": moved "))
+            .map(|(id, _)| id.to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let mut under_app = vec![REAL.to_string(), CHILD.to_string(), ACP.to_string()];
+    under_app.sort();
+    assert_eq!(listed("/work/app"), under_app);
+    assert_eq!(moved("/work/app"), under_app);
+    // The sidecar alone places the ACP conversation.
+    assert_eq!(listed("/work/app/sub"), [ACP]);
+    assert_eq!(listed("/work/app/crates"), [CHILD]);
+    assert!(listed("/work/ap").is_empty());
+    assert_eq!(listed("/work").len(), 4, "with /work/application");
+    assert_eq!(moved("/work").len(), 4);
+    // A Windows project by either spelling.
+    assert_eq!(listed(r"C:\Users\dev"), [WIN]);
+    assert_eq!(
+        listed("c:/users/dev").len(),
+        0,
+        "only the drive is either case"
+    );
+    assert_eq!(listed("c:/Users/dev/app/"), [WIN]);
+    let out = run(
+        "agy-ls",
+        &["--under", "relative/dir", root.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("not an absolute path"),
+        "{}",
+        stderr(&out)
+    );
+}

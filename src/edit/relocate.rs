@@ -24,11 +24,11 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::rc::Rc;
 
-use crate::agy::patch;
 use crate::agy::paths::{Move, Stream};
-use crate::agy::project;
+use crate::agy::{self, patch};
 use crate::error::{Error, Result};
 use crate::store::index::IndexRow;
+use crate::store::project;
 use crate::stream::io::Output;
 use crate::stream::record::{
     decode_hex, edit_row, file_part_len, line_head, write_file_part, write_line, CellEdit,
@@ -107,34 +107,24 @@ impl Moved {
 /// one the move rewrites, else the conversation is refused.
 pub(super) fn selected(held: &Held, mv: &Move) -> Result<bool> {
     let facts = &held.facts;
-    let mut places: Vec<(&str, String)> = Vec::new();
-    if let Some(metadata) = &facts.metadata {
-        for uri in project::workspace_uris(metadata) {
-            places.push(("trajectory metadata", uri));
-        }
+    let places = project::places(
+        facts.metadata.as_deref(),
+        facts.index.as_ref(),
+        facts.sidecar.as_deref(),
+    );
+    if !project::is_under(&places, mv.from()) {
+        return Ok(false);
     }
-    if let Some(row) = &facts.index {
-        for uri in row.workspace_uris() {
-            places.push(("index row", uri));
-        }
-    }
-    if let Some(cwd) = facts.sidecar.as_deref().and_then(project::sidecar_cwd) {
-        places.push(("sidecar", cwd));
-    }
-    let mut under = false;
     for (place, path) in places {
-        if !mv.from().contains(&path) {
-            continue;
-        }
-        under = true;
-        if mv.path(&path).is_none() {
+        if mv.from().contains(&path) && mv.path(&path).is_none() {
             return Err(Error::data(format!(
-                "its {place} names {path:?}, under {} but written in a form agy-edit does not know how to rewrite",
+                "its {} names {path:?}, under {} but written in a form agy-edit does not know how to rewrite",
+                place.name(),
                 mv.from().as_str()
             )));
         }
     }
-    Ok(under)
+    Ok(true)
 }
 
 /// Writes `held` moved; what was rewritten.
@@ -290,7 +280,7 @@ impl<'a> Writer<'a> {
                 continue;
             };
             let moved = match metadata && !self.everywhere {
-                true => project::rewrite_workspaces(&bytes, self.mv),
+                true => agy::project::rewrite_workspaces(&bytes, self.mv),
                 false => patch::rewrite(&bytes, self.mv),
             };
             if let Some(moved) = moved {
@@ -341,7 +331,7 @@ impl<'a> Writer<'a> {
         };
         let moved = match self.everywhere {
             true => patch::rewrite_text(&json, self.mv),
-            false => project::rewrite_sidecar_cwd(&json, self.mv),
+            false => agy::project::rewrite_sidecar_cwd(&json, self.mv),
         };
         self.moved.sidecar += self.mv.take_count();
         match moved {

@@ -17,10 +17,12 @@ pub use table::write_table;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use crate::agy::paths::Dir;
 use crate::decode::summary;
 use crate::error::{Error, Result};
 use crate::store::dump::{self, Target};
 use crate::store::index::{self, IndexRow, Summary};
+use crate::store::project;
 use crate::store::root::Lane;
 use crate::store::sqlite::{self, OpenError, Source};
 use crate::stream::json;
@@ -143,6 +145,9 @@ pub struct ListOptions {
     /// Only conversations of which something changed after this (as
     /// agy-dump `--changed-since` decides it).
     pub changed_since: Option<SystemTime>,
+    /// Only conversations whose project is this directory or under it
+    /// (as agy-edit move decides it).
+    pub under: Option<Dir>,
 }
 
 /// The conversations of `targets`, newest first (latest activity, then
@@ -183,7 +188,7 @@ pub fn list(
             }
             None => None,
         };
-        match entry(target, reader) {
+        match entry(target, reader, options.under.as_ref()) {
             Ok(Some(entry)) => entries.push(entry),
             Ok(None) => {}
             Err(Skip::NotAgy(why)) => warn(format!(
@@ -218,8 +223,13 @@ impl From<Error> for Skip {
 }
 
 /// One conversation's entry; `None` for a database that is not agy's
-/// (found in a root; named, it is an error).
-fn entry(target: &Target, index: Option<&index::Reader>) -> Result<Option<Entry>, Skip> {
+/// (found in a root; named, it is an error), or whose project is not
+/// under `under`.
+fn entry(
+    target: &Target,
+    index: Option<&index::Reader>,
+    under: Option<&Dir>,
+) -> Result<Option<Entry>, Skip> {
     let source = match Source::open(&target.db) {
         Ok(source) => source,
         Err(OpenError::NotAgy(why)) if !target.explicit => return Err(Skip::NotAgy(why)),
@@ -236,12 +246,23 @@ fn entry(target: &Target, index: Option<&index::Reader>) -> Result<Option<Entry>
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let id = source.cascade_id()?.unwrap_or(stem);
-    let summary = summary::of_database(&source)?;
-    let models = summary::models(&source)?;
     let row = match index {
         Some(reader) => reader.row(&id)?,
         None => None,
     };
+    if let Some(dir) = under {
+        let sidecar = read_sidecar(&target.db)?;
+        let places = project::places(
+            source.trajectory_metadata().as_deref(),
+            row.as_ref(),
+            sidecar.as_deref(),
+        );
+        if !project::is_under(&places, dir) {
+            return Ok(None);
+        }
+    }
+    let summary = summary::of_database(&source)?;
+    let models = summary::models(&source)?;
     Ok(Some(Entry {
         title: title(row.as_ref(), &summary),
         cwd: summary.cwd.clone(),
@@ -260,6 +281,16 @@ fn entry(target: &Target, index: Option<&index::Reader>) -> Result<Option<Entry>
         },
         id,
     }))
+}
+
+/// The ACP sidecar beside a database, if it has one.
+fn read_sidecar(db: &Path) -> Result<Option<Vec<u8>>> {
+    let path = db.with_extension("meta");
+    match std::fs::read(&path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path.display(), e)),
+    }
 }
 
 /// The index row's non-empty title, else the derived one.

@@ -131,6 +131,8 @@ pub struct Args {
     pub turns: Option<u64>,
     /// agy-edit `--everywhere` (move).
     pub everywhere: bool,
+    /// agy-ls `--under`.
+    pub under: Option<crate::agy::paths::Dir>,
 }
 
 /// Reads this process's command line for `program`. `None` means it asked
