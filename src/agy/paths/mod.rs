@@ -59,21 +59,24 @@ impl Dir {
                 "{text:?} is not an absolute path (/home/me/app, C:\\Users\\me\\app)"
             ))
         })?;
-        let given = match text.strip_prefix("file://") {
-            Some(_) => match drive {
+        let uri_like = text.starts_with("file://") || (drive.is_some() && text.starts_with('/'));
+        let given = match uri_like {
+            true => match drive {
                 Some(d) => format!("{}:{rest}", d as char),
                 None => rest.clone(),
             },
-            None if text.len() > 1 => {
-                let trimmed = text.trim_end_matches(['/', '\\']);
-                match trimmed.len() {
-                    0 => "/".to_string(),
-                    // `C:` alone keeps its separator.
-                    2 if drive.is_some() => text[..3.min(text.len())].to_string(),
-                    _ => trimmed.to_string(),
+            false => match text {
+                _ if text.len() > 1 => {
+                    let trimmed = text.trim_end_matches(['/', '\\']);
+                    match trimmed.len() {
+                        0 => "/".to_string(),
+                        // `C:` alone keeps its separator.
+                        2 if drive.is_some() => text[..3.min(text.len())].to_string(),
+                        _ => trimmed.to_string(),
+                    }
                 }
-            }
-            None => text.to_string(),
+                _ => text.to_string(),
+            },
         };
         Ok(Dir {
             given,
@@ -134,14 +137,17 @@ fn split(text: &str) -> Option<(Option<u8>, String)> {
     let path = match text.strip_prefix("file://") {
         Some(rest) => {
             let rest = rest.strip_prefix("localhost").unwrap_or(rest);
-            let decoded = crate::agy::uri::uri_to_path(&format!("file://{rest}"));
-            // `file:///C:/…`: the drive comes after the URI's own slash.
-            match decoded.as_bytes() {
-                [b'/', d, b':', ..] if d.is_ascii_alphabetic() => decoded[1..].to_string(),
-                _ => decoded,
-            }
+            crate::agy::uri::uri_to_path(&format!("file://{rest}"))
         }
         None => text.to_string(),
+    };
+    // `file:///C:/…` decodes to `/C:/…` (agy-decode shows a Windows
+    // working directory so): the drive comes after the URI's own slash.
+    let path = match path.as_bytes() {
+        [b'/', d, b':'] | [b'/', d, b':', b'/' | b'\\', ..] if d.is_ascii_alphabetic() => {
+            path[1..].to_string()
+        }
+        _ => path,
     };
     let bytes = path.as_bytes();
     let (drive, rest) = match bytes {
@@ -274,6 +280,11 @@ mod tests {
             assert!(!w.contains(outside), "{outside}");
         }
         assert!(Dir::parse("/").unwrap().contains("/anything"));
+        // How agy-decode shows a Windows working directory.
+        let shown = Dir::parse("/c:/Users/me/").unwrap();
+        assert_eq!(shown.as_str(), "c:/Users/me");
+        assert_eq!(shown, Dir::parse("c:/Users/me").unwrap());
+        assert!(shown.contains("file:///C:/Users/me/x"));
         assert!(Dir::parse("relative/path").is_err());
         assert!(Dir::parse("/a\nb").is_err());
         assert!(Move::new("/", "/x").is_err());
