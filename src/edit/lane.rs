@@ -22,7 +22,9 @@ use crate::error::{Error, Result};
 use crate::store::index::IndexRow;
 use crate::store::root::{Lane, CLI, DESKTOP};
 use crate::stream::io::Output;
-use crate::stream::record::{edit_row, line_head, write_line, CellEdit, JsonCell, Record};
+use crate::stream::record::{
+    edit_row, line_head, line_table, write_line, CellEdit, JsonCell, Record,
+};
 
 use super::survey::Held;
 
@@ -164,7 +166,9 @@ impl Relane {
         held.replay(|line| {
             // Brain files and steps, the bulk of a conversation, are not
             // even read.
-            if !matches!(line_head(line), None | Some((_, b"row" | b"index"))) {
+            let other_table = line_table(line)
+                .is_some_and(|t| !matches!(t, b"trajectory_meta" | b"trajectory_metadata_blob"));
+            if other_table || !matches!(line_head(line), None | Some((_, b"row" | b"index"))) {
                 return write_line(out, line);
             }
             let record = Record::parse(line)?;

@@ -31,8 +31,8 @@ use crate::store::index::IndexRow;
 use crate::store::project;
 use crate::stream::io::Output;
 use crate::stream::record::{
-    decode_hex, edit_row, file_part_len, line_head, write_file_part, write_line, CellEdit,
-    FileContent, FileDir, JsonCell, Record, RowCells, FILE_PART,
+    decode_hex, edit_row, file_part_len, line_head, line_table, write_file_part, write_line,
+    CellEdit, FileContent, FileDir, JsonCell, Record, RowCells, FILE_PART,
 };
 use crate::stream::spool::Spool;
 
@@ -222,6 +222,17 @@ impl<'a> Writer<'a> {
 
     fn line(&mut self, line: &[u8]) -> Result<()> {
         let kind = line_head(line).map(|(_, kind)| kind);
+        // The rows a move leaves are not even read.
+        let kept_table = match line_table(line) {
+            Some(b"trajectory_metadata_blob") => false,
+            Some(b"steps" | b"gen_metadata" | b"executor_metadata") => !self.everywhere,
+            Some(_) => true,
+            None => false,
+        };
+        if kept_table {
+            self.close_file()?;
+            return self.pass(line);
+        }
         match kind {
             Some(b"db" | b"schema") => return self.pass(line),
             Some(b"file") if !self.everywhere => {

@@ -41,7 +41,8 @@ mod write;
 pub use blob_hex::{decode_hex, decode_hex_bytes_into, decode_hex_into, is_hex_digits};
 pub use edit::{edit_row, write_as, write_line, CellEdit};
 pub use read::{
-    canonical_file_line, line_head, CanonicalFile, FileContent, JsonCell, Record, RowCells,
+    canonical_file_line, line_head, line_table, CanonicalFile, FileContent, JsonCell, Record,
+    RowCells,
 };
 pub use write::{
     file_part_len, is_blob_affinity, write_cell, write_db, write_file_part,
