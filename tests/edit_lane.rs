@@ -14,7 +14,6 @@ use serde_json::Value as Json;
 use support::index::{self as idx, real_conversation, Shape};
 use support::pb::Msg;
 use support::shapes::{acp_conversation, subagent_child, REAL_ID};
-use support::steps::{metadata, step, DONE, USER_INPUT};
 use support::store::{files_under, json_lines};
 use support::{run, run_env, run_ok, stderr, AgyDb, Scratch};
 
@@ -54,22 +53,7 @@ fn desktop_store(root: &Path) {
             .str(18, PROJECT)
             .build(),
     );
-    let meta = metadata(1_796_000_000, 4);
-    let text = "Make the header sticky";
-    db.step(
-        0,
-        USER_INPUT as i64,
-        DONE as i64,
-        &meta.0,
-        &step(
-            USER_INPUT,
-            DONE,
-            &meta,
-            19,
-            Msg::new().str(2, text).msg(3, Msg::new().str(1, text)),
-        )
-        .0,
-    );
+    db.user_step(0, "Make the header sticky");
     db.close();
     idx::create(root, Shape::V3);
     run_ok(

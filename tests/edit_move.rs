@@ -23,7 +23,6 @@ use support::pb::Msg;
 use support::shapes::{
     acp_conversation, leave_wal, real_shaped, subagent_child, windows_conversation, REAL_ID as REAL,
 };
-use support::steps::{step, DONE, USER_INPUT};
 use support::store::files_under;
 use support::{brain_file, run, run_ok, stderr, AgyDb, Scratch};
 
@@ -51,22 +50,7 @@ fn build(root: &Path) {
             .str(7, "file:///work/application")
             .build(),
     );
-    let text = "Compare with /work/app/README.md";
-    let meta = support::steps::metadata(1_795_000_500, 4);
-    db.step(
-        0,
-        USER_INPUT as i64,
-        DONE as i64,
-        &meta.0,
-        &step(
-            USER_INPUT,
-            DONE,
-            &meta,
-            19,
-            Msg::new().str(2, text).msg(3, Msg::new().str(1, text)),
-        )
-        .0,
-    );
+    db.user_step(0, "Compare with /work/app/README.md");
     leave_wal(db);
     brain_file(
         root,

@@ -14,8 +14,9 @@
 //! Those places are rewritten ([`crate::agy::project`]), and nothing else.
 //! With `--everywhere` so is every path under OLD inside the conversation:
 //! in every blob of its steps (tool inputs and results, user text, at
-//! every depth, each length around a changed string written anew), its
-//! `gen_metadata` and `executor_metadata`, the whole trajectory metadata,
+//! every depth, each length around a changed string written anew) and of
+//! its other tables (`gen_metadata`, `executor_metadata`, the whole
+//! trajectory metadata; the blob columns agy's schema declares),
 //! the index row's text and summary, the sidecar, and its brain files'
 //! text (transcripts with their escaped and twice-escaped forms). A
 //! conversation not under OLD goes out byte for byte.
@@ -29,6 +30,7 @@ use crate::agy::{self, patch};
 use crate::error::{Error, Result};
 use crate::store::index::IndexRow;
 use crate::store::project;
+use crate::store::sqlite::agy_columns;
 use crate::stream::io::Output;
 use crate::stream::record::{
     decode_hex, edit_row, file_part_len, line_head, line_table, write_file_part, write_line,
@@ -39,22 +41,12 @@ use crate::stream::spool::Spool;
 use super::plural;
 use super::survey::Held;
 
-/// The blob columns of agy's `steps` table.
-const STEP_BLOBS: &[&str] = &[
-    "metadata",
-    "error_details",
-    "permissions",
-    "task_details",
-    "render_info",
-    "step_payload",
-];
-
-/// What a move rewrote in one conversation, for its line on stderr.
+/// What a move rewrote in one conversation, for its line on stderr: the
+/// places rewritten in the trajectory metadata, the index row and the
+/// sidecar; then, with `--everywhere`, (places, records changed) in steps,
+/// other rows and brain files.
 #[derive(Debug, Default)]
 pub(super) struct Moved {
-    /// Places rewritten in the trajectory metadata, the index row, the
-    /// sidecar; then, with `--everywhere`, in steps, other rows and brain
-    /// files.
     pub metadata: usize,
     pub index: usize,
     pub sidecar: usize,
@@ -224,10 +216,8 @@ impl<'a> Writer<'a> {
         let kind = line_head(line).map(|(_, kind)| kind);
         // The rows a move leaves are not even read.
         let kept_table = match line_table(line) {
-            Some(b"trajectory_metadata_blob") => false,
-            Some(b"steps" | b"gen_metadata" | b"executor_metadata") => !self.everywhere,
-            Some(_) => true,
-            None => false,
+            Some(b"trajectory_metadata_blob") | None => false,
+            Some(_) => !self.everywhere,
         };
         if kept_table {
             self.close_file()?;
@@ -269,13 +259,20 @@ impl<'a> Writer<'a> {
     }
 
     fn row(&mut self, line: &[u8], table: &str, row: &RowCells<'_>) -> Result<()> {
-        let columns: &[&str] = match table {
-            "trajectory_metadata_blob" => &["data"],
-            "steps" if self.everywhere => STEP_BLOBS,
-            "gen_metadata" | "executor_metadata" if self.everywhere => &["data"],
-            _ => return self.pass(line),
-        };
         let metadata = table == "trajectory_metadata_blob";
+        // Every blob of agy's tables with --everywhere, as agy's schema
+        // says which columns hold blobs; else the trajectory metadata.
+        let columns: Vec<String> = match self.everywhere || metadata {
+            true => agy_columns(table)
+                .into_iter()
+                .filter(|c| c.blob_affinity)
+                .map(|c| c.name)
+                .collect(),
+            false => Vec::new(),
+        };
+        if columns.is_empty() {
+            return self.pass(line);
+        }
         if metadata && !self.everywhere {
             let main = row
                 .get("id")
@@ -286,7 +283,8 @@ impl<'a> Writer<'a> {
             }
         }
         let mut edits = Vec::new();
-        for &column in columns {
+        for column in &columns {
+            let column = column.as_str();
             let Some(bytes) = blob(row, column)? else {
                 continue;
             };

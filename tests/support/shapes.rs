@@ -289,17 +289,7 @@ pub fn real_shaped(root: &Path) {
         );
     }
     // Lineage: forked from another conversation at its step 4.
-    db.conn
-        .execute(
-            "INSERT INTO parent_references (idx, data) VALUES (0, ?1)",
-            [Msg::new()
-                .str(1, "traj-parent")
-                .varint(2, 4)
-                .varint(5, 2)
-                .str(6, "9e8d7c6b-5a49-4382-a1b0-c9d8e7f6a5b4")
-                .build()],
-        )
-        .unwrap();
+    reference(&db, 2, "9e8d7c6b-5a49-4382-a1b0-c9d8e7f6a5b4");
     db.close();
     // The ACP lane's sidecar.
     std::fs::write(
@@ -334,6 +324,23 @@ pub fn real_shaped(root: &Path) {
         transcript.as_bytes(),
     );
     brain_file(root, REAL_ID, "task.md", b"- [x] list files\n");
+}
+
+/// A `parent_references` row (idx 0) naming `parent`'s trajectory
+/// `traj-parent` at its step 4, of `reference_type` (2 FORK, 6
+/// SUBAGENT_FORK; FORMAT.md 8).
+fn reference(db: &AgyDb, reference_type: u64, parent: &str) {
+    db.conn
+        .execute(
+            "INSERT INTO parent_references (idx, data) VALUES (0, ?1)",
+            [Msg::new()
+                .str(1, "traj-parent")
+                .varint(2, 4)
+                .varint(5, reference_type)
+                .str(6, parent)
+                .build()],
+        )
+        .unwrap();
 }
 
 /// Leaves `db` as agy leaves a conversation at rest (FORMAT.md 15 row 6):
@@ -404,17 +411,7 @@ pub fn subagent_child(root: &Path, id: &str, parent: &str, cwd: &str) {
             .str(18, "default-cli-project")
             .build(),
     );
-    db.conn
-        .execute(
-            "INSERT INTO parent_references (idx, data) VALUES (0, ?1)",
-            [Msg::new()
-                .str(1, "traj-parent")
-                .varint(2, 4)
-                .varint(5, 6)
-                .str(6, parent)
-                .build()],
-        )
-        .unwrap();
+    reference(&db, 6, parent);
     let put = |idx: i64, step_type: u64, meta: &Msg, field: u32, payload: Msg| {
         let s = step(step_type, DONE, meta, field, payload);
         db.step(idx, step_type as i64, DONE as i64, &meta.0, &s.0);
@@ -511,21 +508,7 @@ pub fn acp_conversation(root: &Path, id: &str, cwd: &str) {
         .execute("UPDATE trajectory_meta SET trajectory_id = ?1", [id])
         .unwrap();
     db.trajectory_metadata(b"");
-    let text = format!("Look at {cwd}/notes.md");
-    db.step(
-        0,
-        USER_INPUT as i64,
-        DONE as i64,
-        &metadata(T0 + 200, 4).0,
-        &step(
-            USER_INPUT,
-            DONE,
-            &metadata(T0 + 200, 4),
-            19,
-            Msg::new().str(2, &text).msg(3, Msg::new().str(1, &text)),
-        )
-        .0,
-    );
+    db.user_step(0, &format!("Look at {cwd}/notes.md"));
     db.close();
     std::fs::write(
         root.join("conversations").join(format!("{id}.meta")),

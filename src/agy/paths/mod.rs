@@ -15,7 +15,7 @@
 //! A [`Move`] rewrites text: each place that names OLD or a path under it,
 //! in any of those forms, gets NEW written in the same form, so a move and
 //! its reverse give back the bytes they started from. Where a place starts
-//! and ends is told by the bytes around it ([`matcher`]); a form no writer
+//! and ends is told by the bytes around it (see `matcher`); a form no writer
 //! is known to use (a URI with `%2F` for a slash) is not recognised, and
 //! [`Dir::contains`] with [`Move`] lets a caller tell that it was missed.
 //!
