@@ -126,7 +126,7 @@ fn usage_errors_keep_their_words() {
             &["--cwd", "/x"],
             "--out-dir, --cwd and --force go with --format claude-code, codex, gemini-cli or opencode",
         ),
-        ("agy-pack", &["--lane", "moon"], "unknown lane \"moon\" (expected cli or acp)"),
+        ("agy-pack", &["--lane", "moon"], "unknown lane \"moon\" (expected cli, acp or desktop)"),
         (
             "agy-render",
             &["--generate", "complete-tcsh"],

@@ -2,10 +2,11 @@
 //! edit does not concern stays as it was.
 //!
 //! Nothing here knows a schema beyond the field numbers it changes. A text
-//! edit is applied where the step holds the old text (agy keeps the same
-//! text in several fields: the reply and its modified copy, a command's
-//! output in the wrapped step and in the carrier's result text), so a
-//! redaction reaches every copy, shown or not.
+//! edit ([`Rewrite`]) is applied wherever the step holds the text (agy
+//! keeps the same text in several fields: the reply and its modified copy,
+//! a command's output in the wrapped step and in the carrier's result
+//! text), so a redaction, or a moved directory, reaches every copy, shown
+//! or not.
 
 use std::borrow::Cow;
 
@@ -16,6 +17,64 @@ use crate::agy::wire::{self, Value, Writer};
 
 /// How deep nested messages are searched for text.
 const MAX_DEPTH: u8 = 24;
+
+/// A rewrite of the text in a message's strings: what [`rewrite`] makes at
+/// every depth. A literal replacement ([`Literal`]) is one; a directory
+/// moved on path-component boundaries (`crate::agy::paths`) is another.
+pub trait Rewrite {
+    /// Whether `bytes` may hold text this rewrites: true wherever
+    /// [`Rewrite::rewrite_into`] would change something, and cheap, since
+    /// it is asked of every length-delimited value on the way down (where
+    /// a string's neighbours are a message's framing, not text).
+    fn may_hold(&self, bytes: &[u8]) -> bool;
+
+    /// `text` rewritten, appended to `out`.
+    fn rewrite_into(&self, out: &mut Vec<u8>, text: &[u8]);
+
+    /// How long `text` is once rewritten.
+    fn rewritten_len(&self, text: &[u8]) -> usize;
+
+    /// Whether a value that is exactly `value` goes, field and all (a
+    /// redaction to nothing), rather than being rewritten.
+    fn drops(&self, _value: &[u8]) -> bool {
+        false
+    }
+
+    /// Whether a value edited as a message is rewritten as text too when
+    /// [`Rewrite::may_hold`] still holds of it after that (a literal edit
+    /// reaches text that merely reads as a message). A rewrite whose
+    /// output can hold what it rewrites again says no: then a value is
+    /// rewritten as text only when, as a message, nothing of it changed.
+    fn again_as_text(&self) -> bool {
+        true
+    }
+}
+
+/// Every occurrence of a text replaced by another: `agy-encode --onto`'s
+/// edits.
+pub struct Literal<'a> {
+    pub old: &'a Finder<'a>,
+    pub new: &'a [u8],
+}
+
+impl Rewrite for Literal<'_> {
+    fn may_hold(&self, bytes: &[u8]) -> bool {
+        !self.old.needle().is_empty() && self.old.find(bytes).is_some()
+    }
+
+    fn rewrite_into(&self, out: &mut Vec<u8>, text: &[u8]) {
+        replace_bytes_into(out, text, self.old, self.new);
+    }
+
+    fn rewritten_len(&self, text: &[u8]) -> usize {
+        let count = occurrences(text, self.old).count();
+        text.len() - count * self.old.needle().len() + count * self.new.len()
+    }
+
+    fn drops(&self, value: &[u8]) -> bool {
+        self.new.is_empty() && value == self.old.needle()
+    }
+}
 
 /// `message` with every occurrence of `old` in its strings, at any depth,
 /// replaced by `new`; a string that was exactly `old` is dropped when `new`
@@ -41,7 +100,11 @@ pub fn replace_found_in(
     old: &Finder<'_>,
     new: &str,
 ) -> Option<Vec<u8>> {
-    replace_with(message, old, new.as_bytes(), 0, Some(numbers))
+    let literal = Literal {
+        old,
+        new: new.as_bytes(),
+    };
+    rewrite_with(message, &literal, 0, Some(numbers))
 }
 
 /// Whether [`replace_found_in`] would find `old` to replace: some field
@@ -57,6 +120,29 @@ pub fn holds_text_in(message: &[u8], numbers: &[u32], old: &Finder<'_>) -> bool 
     })
 }
 
+/// `message` with the text in its strings rewritten by `rewrite`, at every
+/// depth, each length around a changed string written anew and every other
+/// byte (unknown fields, numbers, binary values) as it was; `None` when
+/// nothing changed.
+pub fn rewrite(message: &[u8], rewrite: &impl Rewrite) -> Option<Vec<u8>> {
+    rewrite_with(message, rewrite, 0, None).filter(|out| out != message)
+}
+
+/// [`rewrite`] in the top-level fields `numbers` only.
+pub fn rewrite_in(message: &[u8], numbers: &[u32], rewrite: &impl Rewrite) -> Option<Vec<u8>> {
+    rewrite_with(message, rewrite, 0, Some(numbers)).filter(|out| out != message)
+}
+
+/// `text` rewritten, when that changes it.
+pub fn rewrite_text(text: &[u8], rewrite: &impl Rewrite) -> Option<Vec<u8>> {
+    if !rewrite.may_hold(text) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(rewrite.rewritten_len(text));
+    rewrite.rewrite_into(&mut out, text);
+    (out != text).then_some(out)
+}
+
 /// One finder for `old` serves every field and level: memmem reads the
 /// whole text to make one, and a pasted text is tens of MB.
 fn replace_at(
@@ -66,32 +152,33 @@ fn replace_at(
     depth: u8,
     only: Option<&[u32]>,
 ) -> Option<Vec<u8>> {
-    replace_with(message, &Finder::new(old), new, depth, only)
+    let finder = Finder::new(old);
+    rewrite_with(message, &Literal { old: &finder, new }, depth, only)
 }
 
-fn replace_with(
+/// `message` rewritten; `None` when no field it looked at may hold what
+/// the rewrite rewrites.
+fn rewrite_with<R: Rewrite + ?Sized>(
     message: &[u8],
-    old: &Finder<'_>,
-    new: &[u8],
+    rewrite: &R,
     depth: u8,
     only: Option<&[u32]>,
 ) -> Option<Vec<u8>> {
-    if old.needle().is_empty() || old.find(message).is_none() {
+    if !rewrite.may_hold(message) {
         return None;
     }
     let mut out = Writer::with_capacity(message.len());
-    replace_into(&mut out, message, old, new, depth, only).then(|| out.into_bytes())
+    rewrite_into(&mut out, message, rewrite, depth, only).then(|| out.into_bytes())
 }
 
-/// [`replace_at`] appended to `out`, which gets `message` as it was when
-/// nothing changes (false). A nested message is edited inside `out` and a
-/// text written as it is replaced: each level built apart and copied into
-/// the one above held a 100 MB Step once more for a moment.
-fn replace_into(
+/// [`rewrite_with`] appended to `out`, which gets `message` as it was when
+/// no field may hold the text (false). A nested message is edited inside
+/// `out` and a text written as it is rewritten: each level built apart and
+/// copied into the one above held a 100 MB Step once more for a moment.
+fn rewrite_into<R: Rewrite + ?Sized>(
     out: &mut Writer,
     message: &[u8],
-    old: &Finder<'_>,
-    new: &[u8],
+    rewrite: &R,
     depth: u8,
     only: Option<&[u32]>,
 ) -> bool {
@@ -103,61 +190,63 @@ fn replace_into(
             continue;
         };
         let wanted = only.is_none_or(|numbers| numbers.contains(&f.number));
-        if !wanted || old.find(bytes).is_none() {
+        if !wanted || !rewrite.may_hold(bytes) {
             out.raw(raw);
             continue;
         }
         changed = true;
         if depth < MAX_DEPTH && wire::is_whole_message(bytes) {
-            replace_in_message(out, f.number, bytes, old, new, depth);
+            rewrite_message(out, f.number, bytes, rewrite, depth);
         } else {
-            replace_in_text(out, f.number, bytes, old, new);
+            rewrite_string(out, f.number, bytes, rewrite);
         }
     }
     out.raw(tail);
     changed
 }
 
-/// Field `number`, a message holding `old`, edited as a message, and as
-/// text too when the text is still there after that.
-fn replace_in_message(
+/// Field `number`, a message that may hold the text, edited as a message,
+/// and as text too as [`Rewrite::again_as_text`] says.
+fn rewrite_message<R: Rewrite + ?Sized>(
     out: &mut Writer,
     number: u32,
     bytes: &[u8],
-    old: &Finder<'_>,
-    new: &[u8],
+    rewrite: &R,
     depth: u8,
 ) {
     let start = out.len();
     out.message(number, |inner| {
-        replace_into(inner, bytes, old, new, depth + 1, None);
+        rewrite_into(inner, bytes, rewrite, depth + 1, None);
     });
     let value = field_value(out.written_since(start));
-    if old.find(value).is_some() && std::str::from_utf8(value).is_ok() {
-        let mut edited = Vec::with_capacity(value.len());
-        replace_bytes_into(&mut edited, value, old, new);
+    let as_text = match rewrite.again_as_text() {
+        true => rewrite.may_hold(value),
+        false => value == bytes,
+    };
+    if as_text && std::str::from_utf8(value).is_ok() {
+        let mut edited = Vec::with_capacity(rewrite.rewritten_len(value));
+        rewrite.rewrite_into(&mut edited, value);
         out.truncate(start);
-        if !(edited.is_empty() && bytes == old.needle()) {
+        if !(edited.is_empty() && rewrite.drops(bytes)) {
             out.bytes(number, &edited);
         }
-    } else if value.is_empty() && bytes == old.needle() {
+    } else if value.is_empty() && rewrite.drops(bytes) {
         out.truncate(start);
     }
 }
 
-/// Field `number`, bytes holding `old`: replaced where they are text, and
-/// dropped when they were exactly `old` and `new` is empty.
-fn replace_in_text(out: &mut Writer, number: u32, bytes: &[u8], old: &Finder<'_>, new: &[u8]) {
+/// Field `number`, bytes that may hold the text: rewritten where they are
+/// text, and dropped when the rewrite drops them whole.
+fn rewrite_string<R: Rewrite + ?Sized>(out: &mut Writer, number: u32, bytes: &[u8], rewrite: &R) {
     if std::str::from_utf8(bytes).is_err() {
         out.bytes(number, bytes);
         return;
     }
-    if bytes == old.needle() && new.is_empty() {
+    if rewrite.drops(bytes) {
         return;
     }
-    let count = occurrences(bytes, old).count();
-    let len = bytes.len() - count * old.needle().len() + count * new.len();
-    out.bytes_written(number, len, |buf| replace_bytes_into(buf, bytes, old, new));
+    let len = rewrite.rewritten_len(bytes);
+    out.bytes_written(number, len, |buf| rewrite.rewrite_into(buf, bytes));
 }
 
 /// The value of the one field `encoded` holds.

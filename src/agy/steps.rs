@@ -621,6 +621,7 @@ pub mod field {
         pub const WORKSPACE_URIS: u32 = 7;
         pub const PROJECT_ID: u32 = 18;
         pub const WORKSPACE_FOLDER_URI: u32 = 1;
+        pub const WORKSPACE_GIT_ROOT_URI: u32 = 2;
         pub const WORKSPACE_BRANCH: u32 = 4;
     }
 
@@ -713,6 +714,9 @@ pub fn source_name(source: u64) -> Option<&'static str> {
 pub const TRAJECTORY_TYPE_CASCADE: i64 = 4;
 /// `trajectory_meta.source` of a CLI conversation.
 pub const TRAJECTORY_SOURCE_CLI: i64 = 17;
+/// `trajectory_meta.source` of a conversation of the desktop app
+/// (FORMAT.md 15 row 9).
+pub const TRAJECTORY_SOURCE_DESKTOP: i64 = 1;
 
 /// `exa.codeium_common_pb.StopReason` values with a message-stream name
 /// (TX's mapping); any other value is written `stop-<n>`.

@@ -2,10 +2,12 @@
 
 use std::process::ExitCode;
 
+use agy_tools::agy::paths::Move;
 use agy_tools::cli;
 use agy_tools::cli::flags::{self, Args, Bin, Program};
 use agy_tools::edit::{Cut, Editor, Operation};
 use agy_tools::error::{Error, Result};
+use agy_tools::store::root::Lane;
 use agy_tools::stream::io::{self, Lines, Output};
 
 const NAME: &str = PROGRAM.bin.name();
@@ -17,6 +19,8 @@ Usage: agy-edit [OPTIONS] OPERATION [FILE]...
        agy-edit fork (--at STEP | --turn N) [--id ID] [FILE]...
        agy-edit rewind (--to STEP | --turns N) [FILE]...
        agy-edit settle [FILE]...
+       agy-edit move OLD NEW [--everywhere] [FILE]...
+       agy-edit lane (cli | desktop) [FILE]...
 
 Reads a row stream (from agy-dump) and writes it edited the way agy itself
 edits a conversation, for agy-pack; everything an edit need not change goes
@@ -26,6 +30,10 @@ out byte for byte.
            reference to its parent, its own id, trajectory and index row
   rewind   the conversation without the steps from the cut on, as /rewind
   settle   every step a crash left in flight made CANCELED, as resume does
+  move     the conversations of a project at or under directory OLD
+           re-bound to NEW (with --everywhere, every path in them too)
+  lane     each conversation made one of the CLI's or the desktop app's,
+           to copy it from one store into the other
 
 With no FILE, or when FILE is -, reads standard input. What changed is
 said on standard error, a line per conversation.
@@ -93,9 +101,9 @@ fn closing(editor: &Editor) -> String {
 /// The operation the command line names, and the files to read.
 fn operation(args: Args) -> Result<(Operation, Vec<std::ffi::OsString>)> {
     let mut words = args.paths.into_iter();
-    let word = words
-        .next()
-        .ok_or_else(|| Error::usage("an operation is needed: fork, rewind or settle"))?;
+    let word = words.next().ok_or_else(|| {
+        Error::usage("an operation is needed: fork, rewind, settle, move or lane")
+    })?;
     let word = word.to_string_lossy().into_owned();
     let only = |flag: &str, given: bool, ops: &str| -> Result<()> {
         if given {
@@ -105,6 +113,9 @@ fn operation(args: Args) -> Result<(Operation, Vec<std::ffi::OsString>)> {
     };
     let fork_flags = args.at.is_some() || args.turn.is_some();
     let rewind_flags = args.to.is_some() || args.turns.is_some();
+    if word != "move" {
+        only("--everywhere", args.everywhere, "move")?;
+    }
     let op = match word.as_str() {
         "fork" => {
             only("--to and --turns", rewind_flags, "rewind")?;
@@ -131,9 +142,45 @@ fn operation(args: Args) -> Result<(Operation, Vec<std::ffi::OsString>)> {
             only("--id", args.id.is_some(), "fork")?;
             Operation::Settle
         }
+        "move" => {
+            only("--at and --turn", fork_flags, "fork")?;
+            only("--to and --turns", rewind_flags, "rewind")?;
+            only("--id", args.id.is_some(), "fork")?;
+            let mut path = |name: &str| -> Result<String> {
+                let word = words.next().ok_or_else(|| {
+                    Error::usage(format!("move needs OLD and NEW; {name} is missing"))
+                })?;
+                word.into_string()
+                    .map_err(|w| Error::usage(format!("{name} {w:?} is not UTF-8")))
+            };
+            let (from, to) = (path("OLD")?, path("NEW")?);
+            // Checked now: a path that is no directory is a usage error.
+            Move::new(&from, &to)?;
+            Operation::Move {
+                from,
+                to,
+                everywhere: args.everywhere,
+            }
+        }
+        "lane" => {
+            only("--at and --turn", fork_flags, "fork")?;
+            only("--to and --turns", rewind_flags, "rewind")?;
+            only("--id", args.id.is_some(), "fork")?;
+            let name = words
+                .next()
+                .ok_or_else(|| Error::usage("lane needs the lane to make: cli or desktop"))?;
+            match Lane::parse(&name.to_string_lossy())? {
+                Lane::Acp => {
+                    return Err(Error::usage(
+                        "lane makes conversations of cli or desktop; no fact says what makes one of the ACP lane",
+                    ))
+                }
+                lane => Operation::Lane(lane),
+            }
+        }
         other => {
             return Err(Error::usage(format!(
-                "unknown operation {other:?} (expected fork, rewind or settle)"
+                "unknown operation {other:?} (expected fork, rewind, settle, move or lane)"
             )))
         }
     };

@@ -49,6 +49,7 @@ fn run() -> Result<()> {
     let targets = dump::targets(&paths)?;
     let options = ListOptions {
         changed_since: args.changed_since,
+        under: args.under,
     };
     let mut warn = |message: String| agy_tools::error::warn(NAME, message);
     let (entries, failed) = list::list(&targets, &options, &mut warn)?;

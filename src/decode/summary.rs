@@ -160,6 +160,7 @@ impl Tally {
             branch: conv.git_branch.clone(),
             parent_conversation_id: conv.parent_conversation_id.clone(),
             last_user_input: self.last_input,
+            trajectory_source: None,
         }
     }
 
@@ -227,23 +228,8 @@ type ChosenStep = (i64, Vec<u8>, Option<i64>, Vec<u8>);
 pub fn of_database(source: &Source) -> Result<Summary> {
     let conn = source.connection();
     let mut summarizer = Summarizer::new();
-    let has = |table: &str| {
-        source
-            .schema()
-            .iter()
-            .any(|o| o.object_type == "table" && o.name == table)
-    };
-    if has("trajectory_metadata_blob") {
-        let blob: Option<Vec<u8>> = conn
-            .query_row(
-                "SELECT data FROM trajectory_metadata_blob WHERE id = 'main' AND typeof(data) = 'blob'",
-                [],
-                |r| r.get(0),
-            )
-            .ok();
-        if let Some(blob) = blob {
-            summarizer.trajectory_metadata(&blob);
-        }
+    if let Some(blob) = source.trajectory_metadata() {
+        summarizer.trajectory_metadata(&blob);
     }
     let mut chosen: Vec<ChosenStep> = Vec::new();
     let columns = "idx, step_payload, step_type, metadata";
@@ -299,7 +285,10 @@ pub fn of_database(source: &Source) -> Result<Summary> {
         summarizer.tally.look(*idx, &facts);
     }
     summarizer.tally.count = conn.query_row("SELECT count(*) FROM steps", [], |r| r.get(0))?;
-    Ok(summarizer.finish())
+    Ok(Summary {
+        trajectory_source: source.trajectory_source().ok().flatten(),
+        ..summarizer.finish()
+    })
 }
 
 /// The models that answered in a conversation, from its `gen_metadata`

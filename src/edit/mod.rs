@@ -12,7 +12,11 @@
 //!   the cut on, rotated to a new trajectory with a reference to the old
 //!   one, as `/rewind` leaves it;
 //! - [`Operation::Settle`]: the steps a crash left in flight made CANCELED,
-//!   as agy's resume makes them.
+//!   as agy's resume makes them;
+//! - [`Operation::Move`]: the conversations of a project whose directory
+//!   moved, re-bound to the new one ([`relocate`]);
+//! - [`Operation::Lane`]: a conversation made one of the CLI's or the
+//!   desktop app's ([`lane`]).
 //!
 //! A conversation is held until its last line is read ([`survey`]), so an
 //! edit is decided, and refused when it cannot be made faithfully, before
@@ -25,6 +29,8 @@
 
 mod choices;
 mod cut;
+mod lane;
+mod relocate;
 mod settle;
 mod survey;
 mod trim;
@@ -51,6 +57,16 @@ pub enum Operation {
     Rewind { cut: Cut },
     /// Every step in flight made CANCELED.
     Settle,
+    /// The conversations whose project is at or under `from` re-bound to
+    /// `to`; with `everywhere`, every path under `from` in them moved too.
+    Move {
+        from: String,
+        to: String,
+        everywhere: bool,
+    },
+    /// Each conversation made one of this lane (the CLI's or the desktop
+    /// app's).
+    Lane(crate::store::root::Lane),
 }
 
 impl Operation {
@@ -60,12 +76,14 @@ impl Operation {
             Operation::Fork { .. } => "fork",
             Operation::Rewind { .. } => "rewind",
             Operation::Settle => "settle",
+            Operation::Move { .. } => "move",
+            Operation::Lane(_) => "lane",
         }
     }
 
     /// Whether deciding it needs each step's payload, or only its columns.
     fn reads_payloads(&self) -> bool {
-        !matches!(self, Operation::Settle)
+        matches!(self, Operation::Fork { .. } | Operation::Rewind { .. })
     }
 }
 
@@ -224,6 +242,31 @@ impl Editor {
                     total - left.steps,
                     plural(total),
                     left_behind(&Left { steps: 0, ..left })
+                )))
+            }
+            Operation::Move {
+                from,
+                to,
+                everywhere,
+            } => {
+                let mv = crate::agy::paths::Move::new(from, to)?;
+                if !relocate::selected(held, &mv)? {
+                    held.copy(out)?;
+                    return Ok(None);
+                }
+                let moved = relocate::write(held, &mv, *everywhere, out)?;
+                Ok(Some(moved.note(&mv)))
+            }
+            Operation::Lane(to) => {
+                let Some(plan) = lane::plan(held, *to)? else {
+                    held.copy(out)?;
+                    return Ok(None);
+                };
+                plan.write(held, out)?;
+                Ok(Some(format!(
+                    "made a conversation of the {} lane: {}",
+                    to.name(),
+                    plan.said.join(", ")
                 )))
             }
             Operation::Rewind { cut } => {

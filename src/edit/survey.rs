@@ -43,6 +43,8 @@ pub(super) struct Facts {
     /// `trajectory_meta`'s one row.
     pub trajectory_id: Option<String>,
     pub cascade_id: Option<String>,
+    /// Its `source` column: the lane that wrote it (17 CLI, 1 desktop).
+    pub source: Option<i64>,
     /// `trajectory_metadata_blob` "main" (CortexTrajectoryMetadata).
     pub metadata: Option<Vec<u8>>,
     /// The highest `parent_references.idx` (a row counter).
@@ -55,6 +57,8 @@ pub(super) struct Facts {
     pub index: Option<IndexRow>,
     /// The ACP lane's `<id>.meta` sidecar is among its files.
     pub acp_meta: bool,
+    /// The sidecar's text (a few bytes of JSON: `cwd`, `mode_id`).
+    pub sidecar: Option<Vec<u8>>,
 }
 
 /// What one step is, for a cut and for the index row.
@@ -96,7 +100,8 @@ impl Held {
             Some((_, b"file")) if !self.payloads => {
                 let head = &line[..line.len().min(256)];
                 if memchr::memmem::find(head, b"\"dir\":\"conversations\"").is_some() {
-                    self.facts.acp_meta = true;
+                    // The sidecar: small, and read (agy-edit move, lane).
+                    self.learn(&Record::parse(line)?)?;
                 }
             }
             _ => {
@@ -121,6 +126,7 @@ impl Held {
                 "trajectory_meta" => {
                     facts.trajectory_id = text(row, "trajectory_id");
                     facts.cascade_id = text(row, "cascade_id");
+                    facts.source = row.get("source").and_then(|c| c.as_i64());
                 }
                 "trajectory_metadata_blob" => {
                     let main = text(row, "id").is_none_or(|id| id == "main");
@@ -152,8 +158,14 @@ impl Held {
             Record::Index {
                 user_version, row, ..
             } => facts.index = Some(IndexRow::from_record(*user_version, row)),
-            Record::File { dir, .. } if *dir == crate::stream::record::FileDir::Conversations => {
+            Record::File { dir, content, .. }
+                if *dir == crate::stream::record::FileDir::Conversations =>
+            {
                 facts.acp_meta = true;
+                facts
+                    .sidecar
+                    .get_or_insert_with(Vec::new)
+                    .extend_from_slice(&content.to_bytes()?);
             }
             _ => {}
         }

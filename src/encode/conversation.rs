@@ -24,9 +24,6 @@ use super::transcript::{Transcript, TranscriptLine, TRANSCRIPT, TRANSCRIPT_FULL}
 use super::Synth;
 use super::{OpenCall, NAMESPACE};
 
-/// agy's project id for CLI conversations (FORMAT.md 8).
-const CLI_PROJECT_ID: &str = "default-cli-project";
-
 #[derive(Default)]
 struct MetaFields {
     seen: bool,
@@ -313,7 +310,8 @@ impl Conversation {
         if let Some(cwd) = &meta.cwd {
             blob.string(WORKSPACE_URIS, &message::path_to_uri(cwd));
         }
-        blob.string(PROJECT_ID, CLI_PROJECT_ID);
+        // agy's project id for CLI conversations (FORMAT.md 8).
+        blob.string(PROJECT_ID, crate::store::root::CLI.project_id);
         blob.into_bytes()
     }
 

@@ -17,10 +17,13 @@ pub use table::write_table;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use crate::agy::paths::Dir;
 use crate::decode::summary;
 use crate::error::{Error, Result};
 use crate::store::dump::{self, Target};
 use crate::store::index::{self, IndexRow, Summary};
+use crate::store::project;
+use crate::store::root::Lane;
 use crate::store::sqlite::{self, OpenError, Source};
 use crate::stream::json;
 use crate::time::Timestamp;
@@ -83,8 +86,10 @@ pub struct Entry {
     pub last_active: Option<Timestamp>,
     pub step_count: i64,
     pub models: Vec<String>,
-    /// `cli` or `acp`: the ACP server's conversations have an `<id>.meta`
-    /// sidecar and live under `antigravity-acp`.
+    /// `cli`, `acp` or `desktop`: the ACP server's conversations have an
+    /// `<id>.meta` sidecar and live under `antigravity-acp`, the desktop
+    /// app's live under `antigravity` and name it as their trajectory's
+    /// source.
     pub lane: &'static str,
     pub parent: Option<String>,
     /// The database, its `-wal`, its `.meta` and its brain directory.
@@ -140,6 +145,9 @@ pub struct ListOptions {
     /// Only conversations of which something changed after this (as
     /// agy-dump `--changed-since` decides it).
     pub changed_since: Option<SystemTime>,
+    /// Only conversations whose project is this directory or under it
+    /// (as agy-edit move decides it).
+    pub under: Option<Dir>,
 }
 
 /// The conversations of `targets`, newest first (latest activity, then
@@ -180,7 +188,7 @@ pub fn list(
             }
             None => None,
         };
-        match entry(target, reader) {
+        match entry(target, reader, options.under.as_ref()) {
             Ok(Some(entry)) => entries.push(entry),
             Ok(None) => {}
             Err(Skip::NotAgy(why)) => warn(format!(
@@ -215,8 +223,13 @@ impl From<Error> for Skip {
 }
 
 /// One conversation's entry; `None` for a database that is not agy's
-/// (found in a root; named, it is an error).
-fn entry(target: &Target, index: Option<&index::Reader>) -> Result<Option<Entry>, Skip> {
+/// (found in a root; named, it is an error), or whose project is not
+/// under `under`.
+fn entry(
+    target: &Target,
+    index: Option<&index::Reader>,
+    under: Option<&Dir>,
+) -> Result<Option<Entry>, Skip> {
     let source = match Source::open(&target.db) {
         Ok(source) => source,
         Err(OpenError::NotAgy(why)) if !target.explicit => return Err(Skip::NotAgy(why)),
@@ -233,12 +246,23 @@ fn entry(target: &Target, index: Option<&index::Reader>) -> Result<Option<Entry>
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let id = source.cascade_id()?.unwrap_or(stem);
-    let summary = summary::of_database(&source)?;
-    let models = summary::models(&source)?;
     let row = match index {
         Some(reader) => reader.row(&id)?,
         None => None,
     };
+    if let Some(dir) = under {
+        let sidecar = read_sidecar(&target.db)?;
+        let places = project::places(
+            source.trajectory_metadata().as_deref(),
+            row.as_ref(),
+            sidecar.as_deref(),
+        );
+        if !project::is_under(&places, dir) {
+            return Ok(None);
+        }
+    }
+    let summary = summary::of_database(&source)?;
+    let models = summary::models(&source)?;
     Ok(Some(Entry {
         title: title(row.as_ref(), &summary),
         cwd: summary.cwd.clone(),
@@ -247,7 +271,7 @@ fn entry(target: &Target, index: Option<&index::Reader>) -> Result<Option<Entry>
         last_active: summary.last_step_time.or(summary.created),
         step_count: summary.step_count,
         models,
-        lane: lane(target),
+        lane: lane(target, source.trajectory_source().ok().flatten()),
         parent: summary.parent_conversation_id.clone(),
         bytes: bytes_on_disk(target)?,
         index: match &row {
@@ -259,6 +283,16 @@ fn entry(target: &Target, index: Option<&index::Reader>) -> Result<Option<Entry>
     }))
 }
 
+/// The ACP sidecar beside a database, if it has one.
+fn read_sidecar(db: &Path) -> Result<Option<Vec<u8>>> {
+    let path = db.with_extension("meta");
+    match std::fs::read(&path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path.display(), e)),
+    }
+}
+
 /// The index row's non-empty title, else the derived one.
 fn title(row: Option<&IndexRow>, summary: &Summary) -> Option<String> {
     row.and_then(|r| r.get("title"))
@@ -268,15 +302,19 @@ fn title(row: Option<&IndexRow>, summary: &Summary) -> Option<String> {
         .or_else(|| summary.title.clone())
 }
 
-fn lane(target: &Target) -> &'static str {
-    let acp_root = target
-        .root()
-        .and_then(Path::file_name)
-        .is_some_and(|n| n == "antigravity-acp");
-    match acp_root || target.db.with_extension("meta").is_file() {
-        true => "acp",
-        false => "cli",
-    }
+fn lane(target: &Target, trajectory_source: Option<i64>) -> &'static str {
+    let root = target.root().and_then(Path::file_name);
+    let root_of = |lane: Lane| root.is_some_and(|n| n == lane.dir_name());
+    let lane = if root_of(Lane::Acp) || target.db.with_extension("meta").is_file() {
+        Lane::Acp
+    } else if root_of(Lane::Desktop) {
+        Lane::Desktop
+    } else {
+        trajectory_source
+            .and_then(Lane::of_trajectory_source)
+            .unwrap_or(Lane::Cli)
+    };
+    lane.name()
 }
 
 /// The sizes of the database, its `-wal` and `.meta` sidecars and every

@@ -24,8 +24,10 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
+use crate::agy::patch::{self, Rewrite};
 use crate::error::{Error, Result};
 use crate::store::lock::try_flock;
+use crate::store::root::{Lane, CLI};
 use crate::store::sqlite::{self, Bind, OpenError, ReadOnly};
 use crate::stream::message::path_to_uri;
 use crate::stream::record::{self, Column, JsonCell, RowCells};
@@ -48,11 +50,6 @@ pub const DDL: &[&str] = &[
 /// form, `user_version` 3), with their definitions for `ALTER TABLE`.
 pub const LATER_COLUMNS: &[(&str, &str)] =
     &[("raw_summary", "BLOB"), ("group_id", "TEXT DEFAULT ''")];
-
-/// What agy writes in `source` and `app_data_dir` for the CLI, and in
-/// `project_id` (FORMAT.md 14 row 7).
-pub const CLI_SOURCE: &str = "antigravity-cli";
-pub const CLI_PROJECT_ID: &str = "default-cli-project";
 
 /// How long a write waits for agy (or another reader) to let go of the
 /// index before it gives up.
@@ -125,6 +122,48 @@ impl IndexRow {
     fn int(&self, column: &str) -> Option<i64> {
         self.get(column).and_then(JsonCell::as_i64)
     }
+
+    /// The URIs its `workspace_uris` lists (a JSON list of `file://`
+    /// URIs): where the index says the conversation's project is.
+    pub fn workspace_uris(&self) -> Vec<String> {
+        self.get("workspace_uris")
+            .and_then(JsonCell::as_text)
+            .and_then(|list| serde_json::from_str::<Vec<String>>(list).ok())
+            .unwrap_or_default()
+    }
+
+    /// The text of `column` rewritten where it is (in `workspace_uris` the
+    /// URIs inside the JSON list, escapes and all); whether it changed.
+    pub fn rewrite_text(&mut self, column: &str, rewrite: &impl Rewrite) -> bool {
+        let Some((_, cell)) = self.cells.iter_mut().find(|(n, _)| n == column) else {
+            return false;
+        };
+        let (JsonCell::Plain(text) | JsonCell::Text(text)) = cell else {
+            return false;
+        };
+        let Some(moved) = patch::rewrite_text(text.as_bytes(), rewrite) else {
+            return false;
+        };
+        *text = Cow::Owned(String::from_utf8(moved).expect("a rewrite of UTF-8 by UTF-8"));
+        true
+    }
+
+    /// The protobuf blob of `column` (`raw_summary`, a BLOB column)
+    /// rewritten at every depth; whether it changed.
+    pub fn rewrite_blob(&mut self, column: &str, rewrite: &impl Rewrite) -> Result<bool> {
+        let Some((_, cell)) = self.cells.iter_mut().find(|(n, _)| n == column) else {
+            return Ok(false);
+        };
+        let (JsonCell::Plain(hex) | JsonCell::Blob(hex)) = cell else {
+            return Ok(false);
+        };
+        let bytes = record::decode_hex(hex).map_err(|e| e.context(format!("column {column}")))?;
+        let Some(moved) = patch::rewrite(&bytes, rewrite) else {
+            return Ok(false);
+        };
+        *hex = Cow::Owned(hex::encode(moved));
+        Ok(true)
+    }
 }
 
 /// What a conversation says of itself that its index row repeats, by the
@@ -147,6 +186,9 @@ pub struct Summary {
     pub parent_conversation_id: Option<String>,
     /// The idx of the last USER_INPUT step, and its time.
     pub last_user_input: Option<(i64, Option<Timestamp>)>,
+    /// `trajectory_meta.source`, when known: the lane whose marks a
+    /// derived row bears (the CLI's when it is not the desktop app's).
+    pub trajectory_source: Option<i64>,
 }
 
 /// A time as the index writes it: `YYYY-MM-DD HH:MM:SS+00:00`.
@@ -199,8 +241,15 @@ impl Summary {
     /// The whole row of conversation `id`, in the 1.1.16 table's 19
     /// columns, as the row agy 1.1.16 accepted has them: status `""`,
     /// source and app_data_dir `antigravity-cli`, project_id
-    /// `default-cli-project`, the other columns their defaults.
+    /// `default-cli-project`, the other columns their defaults; a
+    /// conversation of the desktop app gets that lane's marks instead
+    /// ([`crate::store::root::Lane::marks`]).
     pub fn row(&self, id: &str) -> IndexRow {
+        let marks = self
+            .trajectory_source
+            .and_then(Lane::of_trajectory_source)
+            .and_then(Lane::marks)
+            .unwrap_or(CLI);
         let derived = self.derived();
         let value = |name: &str| {
             derived
@@ -215,8 +264,10 @@ impl Summary {
                 let name = column.name.as_str();
                 let cell = match name {
                     "conversation_id" => text(id),
-                    "source" | "app_data_dir" => text(CLI_SOURCE),
-                    "project_id" => text(CLI_PROJECT_ID),
+                    "source" => text(marks.index_source),
+                    "app_data_dir" => text(marks.app_data_dir),
+                    "project_id" => text(marks.project_id),
+                    "status" => text(marks.status),
                     "nesting_depth" | "not_fully_idle" | "killed" => JsonCell::Integer(0),
                     _ => value(name).unwrap_or_else(|| text("")),
                 };
@@ -687,6 +738,7 @@ mod tests {
                     nanos: 0,
                 }),
             )),
+            trajectory_source: None,
         }
     }
 
@@ -715,6 +767,19 @@ mod tests {
         assert_eq!(get("project_id"), text("default-cli-project"));
         assert_eq!(get("status"), text(""));
         assert_eq!(get("killed"), JsonCell::Integer(0));
+        let desktop = Summary {
+            trajectory_source: Some(1),
+            ..summary()
+        }
+        .row("c1");
+        for (column, value) in [
+            ("source", ""),
+            ("app_data_dir", "antigravity"),
+            ("status", "CASCADE_RUN_STATUS_IDLE"),
+            ("project_id", "outside-of-project"),
+        ] {
+            assert_eq!(desktop.get(column), Some(&text(value)), "{column}");
+        }
         let empty = Summary::default().row("c2");
         assert_eq!(
             empty.get("last_user_input_step_index"),
@@ -763,5 +828,37 @@ mod tests {
         assert_eq!(fresh.get("step_count"), Some(&JsonCell::Integer(9)));
         old.set("title", text(""));
         assert_eq!(now.refresh(&old).get("title"), Some(&text("derived")));
+    }
+
+    #[test]
+    fn the_workspaces_of_a_row_move_in_place() {
+        let mut row = summary().row("c1");
+        row.set(
+            "workspace_uris",
+            text(r#"["file:///home/u/my%20repo","file:///home/u/my%20repo2"]"#),
+        );
+        assert_eq!(
+            row.workspace_uris(),
+            ["file:///home/u/my%20repo", "file:///home/u/my%20repo2"]
+        );
+        let m = crate::agy::paths::Move::new("/home/u/my repo", "/srv/repo").unwrap();
+        assert!(row.rewrite_text("workspace_uris", &m));
+        assert_eq!(
+            row.get("workspace_uris"),
+            Some(&text(r#"["file:///srv/repo","file:///home/u/my%20repo2"]"#))
+        );
+        assert!(!row.rewrite_text("workspace_uris", &m));
+        assert!(!row.rewrite_text("no_such_column", &m));
+        row.cells.push((
+            "raw_summary".into(),
+            JsonCell::Plain(Cow::Owned(hex::encode(b"\x0a\x0f/home/u/my repo"))),
+        ));
+        assert!(row.rewrite_blob("raw_summary", &m).unwrap());
+        assert_eq!(
+            row.get("raw_summary"),
+            Some(&JsonCell::Plain(Cow::Owned(hex::encode(
+                b"\x0a\x09/srv/repo"
+            ))))
+        );
     }
 }

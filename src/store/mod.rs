@@ -4,12 +4,14 @@
 //! stream, [`root`] finds the data root and checks paths under it, and
 //! [`dump`] walks databases and brain directories into the row stream
 //! (agy-dump's library side); [`index`] is agy's index of conversations,
-//! and [`lock`] the file locks that tell a live writer from a dead one.
+//! [`project`] where a conversation names its project, and [`lock`] the
+//! file locks that tell a live writer from a dead one.
 //!
 //! Imports: the ground floor, [`crate::agy`] and [`crate::stream`].
 
 pub mod dump;
 pub mod index;
 pub mod lock;
+pub mod project;
 pub mod root;
 pub mod sqlite;

@@ -3,11 +3,14 @@
 //! The default data root is `$GEMINI_HOME/antigravity-cli` when `GEMINI_HOME`
 //! is set (it relocates the whole `~/.gemini` tree), else
 //! `$HOME/.gemini/antigravity-cli` (`USERPROFILE` on Windows). The ACP server
-//! lane keeps the same layout under `antigravity-acp`.
+//! lane keeps the same layout under `antigravity-acp`, and the desktop app
+//! (Antigravity 2.x) under `antigravity` (FORMAT.md 15 row 9); what a
+//! conversation of each lane says of its lane is [`Lane::marks`].
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use crate::agy::steps::{TRAJECTORY_SOURCE_CLI, TRAJECTORY_SOURCE_DESKTOP};
 use crate::error::{Error, Result};
 
 /// Which agy surface's store to use.
@@ -18,16 +21,62 @@ pub enum Lane {
     Cli,
     /// The ACP server: `antigravity-acp`.
     Acp,
+    /// The desktop app: `antigravity`.
+    Desktop,
 }
+
+/// What a conversation of a lane says of the lane that wrote it, in its
+/// database and its index row (FORMAT.md 15 row 9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Marks {
+    /// `trajectory_meta.source`.
+    pub trajectory_source: i64,
+    /// The trajectory metadata's and the index row's `project_id` of a
+    /// conversation in no project of the desktop app's.
+    pub project_id: &'static str,
+    /// The index row's `source`, `app_data_dir` and `status` (of a
+    /// conversation at rest).
+    pub index_source: &'static str,
+    pub app_data_dir: &'static str,
+    pub status: &'static str,
+}
+
+/// The CLI's marks (FORMAT.md 14 row 7, 15 row 9).
+pub const CLI: Marks = Marks {
+    trajectory_source: TRAJECTORY_SOURCE_CLI,
+    project_id: "default-cli-project",
+    index_source: "antigravity-cli",
+    app_data_dir: "antigravity-cli",
+    status: "",
+};
+
+/// The desktop app's marks (FORMAT.md 15 row 9).
+pub const DESKTOP: Marks = Marks {
+    trajectory_source: TRAJECTORY_SOURCE_DESKTOP,
+    project_id: "outside-of-project",
+    index_source: "",
+    app_data_dir: "antigravity",
+    status: "CASCADE_RUN_STATUS_IDLE",
+};
 
 impl Lane {
     pub fn parse(name: &str) -> Result<Lane> {
         match name {
             "cli" => Ok(Lane::Cli),
             "acp" => Ok(Lane::Acp),
+            "desktop" => Ok(Lane::Desktop),
             other => Err(Error::usage(format!(
-                "unknown lane {other:?} (expected cli or acp)"
+                "unknown lane {other:?} (expected cli, acp or desktop)"
             ))),
+        }
+    }
+
+    /// The lane's word on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lane::Cli => "cli",
+            Lane::Acp => "acp",
+            Lane::Desktop => "desktop",
         }
     }
 
@@ -35,7 +84,26 @@ impl Lane {
         match self {
             Lane::Cli => "antigravity-cli",
             Lane::Acp => "antigravity-acp",
+            Lane::Desktop => "antigravity",
         }
+    }
+
+    /// How its conversations mark their lane; `None` for the ACP lane,
+    /// whose conversations are told by their sidecar and of whose other
+    /// marks no fact speaks.
+    pub fn marks(self) -> Option<Marks> {
+        match self {
+            Lane::Cli => Some(CLI),
+            Lane::Desktop => Some(DESKTOP),
+            Lane::Acp => None,
+        }
+    }
+
+    /// The lane whose conversations have this `trajectory_meta.source`.
+    pub fn of_trajectory_source(source: i64) -> Option<Lane> {
+        [Lane::Cli, Lane::Desktop]
+            .into_iter()
+            .find(|lane| lane.marks().is_some_and(|m| m.trajectory_source == source))
     }
 }
 
@@ -133,6 +201,10 @@ mod tests {
         assert_eq!(
             default_root_from(Lane::Acp, env(&[("HOME", "/h"), ("GEMINI_HOME", "/g")])).unwrap(),
             PathBuf::from("/g/antigravity-acp")
+        );
+        assert_eq!(
+            default_root_from(Lane::Desktop, env(&[("HOME", "/h")])).unwrap(),
+            PathBuf::from("/h/.gemini/antigravity")
         );
         assert!(default_root_from(Lane::Cli, env(&[])).is_err());
     }

@@ -323,6 +323,44 @@ impl Source {
         })
     }
 
+    /// `trajectory_meta.source` of the first row: the lane that wrote the
+    /// conversation (17 the CLI, 1 the desktop app).
+    pub fn trajectory_source(&self) -> Result<Option<i64>> {
+        let mut stmt = self
+            .db
+            .conn
+            .prepare("SELECT source FROM trajectory_meta ORDER BY rowid LIMIT 1")?;
+        let mut rows = stmt.query([])?;
+        let Some(row) = rows.next()? else {
+            return Ok(None);
+        };
+        Ok(match row.get_ref(0)? {
+            ValueRef::Integer(source) => Some(source),
+            _ => None,
+        })
+    }
+
+    /// The "main" `trajectory_metadata_blob` (CortexTrajectoryMetadata),
+    /// when the table has one that is a blob (and can be read: a reader
+    /// of the metadata goes on without it).
+    pub fn trajectory_metadata(&self) -> Option<Vec<u8>> {
+        let has = self
+            .schema
+            .iter()
+            .any(|o| o.object_type == "table" && o.name == "trajectory_metadata_blob");
+        if !has {
+            return None;
+        }
+        self.db
+            .conn
+            .query_row(
+                "SELECT data FROM trajectory_metadata_blob WHERE id = 'main' AND typeof(data) = 'blob'",
+                [],
+                |r| r.get(0),
+            )
+            .ok()
+    }
+
     /// Tables and indexes in `sqlite_master` order, SQLite's own excluded.
     pub fn schema(&self) -> &[SchemaObject] {
         &self.schema

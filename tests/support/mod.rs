@@ -20,6 +20,7 @@ pub mod holds;
 pub mod index;
 pub mod netns;
 pub mod pb;
+pub mod shapes;
 pub mod shells;
 pub mod steps;
 pub mod store;

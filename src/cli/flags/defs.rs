@@ -8,6 +8,7 @@
 
 use lexopt::ValueExt;
 
+use crate::agy::paths::Dir;
 use crate::cli::flags::{Bin, Complete, Doc, Flag, Generate, Kind, Special};
 use crate::error::Error;
 use crate::format::{Format, Thinking};
@@ -112,6 +113,46 @@ An unchanged conversation is not opened.
 "#,
             },
         ],
+    },
+    // agy-ls: which conversations, by their project's directory.
+    Flag {
+        long: "under",
+        short: None,
+        kind: Kind::Value {
+            name: "DIR",
+            complete: Complete::Dir,
+            update: |args, value| {
+                args.under = Some(Dir::parse(&value.string()?)?);
+                Ok(())
+            },
+        },
+        docs: &[Doc {
+            bins: &[Bin::Ls],
+            help: "only conversations whose project is DIR or under it (what agy-edit move DIR \
+                   NEW would move)",
+            man: r#"List only the conversations whose project is
+.I DIR
+or a directory under it, component by component
+.RI ( /a/b
+holds
+.I /a/b
+and
+.IR /a/b/c ,
+never
+.IR /a/bc ):
+those where any place names its project so (the trajectory metadata's
+workspace folders, git roots and workspace URIs, the index row's
+.BR workspace_uris ,
+the ACP sidecar's
+.BR cwd ),
+in any form agy writes a path in (plain or a
+.B file://
+URI, a Windows drive in either case).
+These are the conversations
+.BI "agy\-edit move " "DIR NEW"
+moves: see what a move will touch before making it.
+"#,
+        }],
     },
     // agy-encode: how messages become steps.
     //
@@ -294,6 +335,30 @@ user turns and everything that followed them.
 "#,
         }],
     },
+    // agy-edit move: how far a move reaches.
+    Flag {
+        long: "everywhere",
+        short: None,
+        kind: Kind::Switch(|args| args.everywhere = true),
+        docs: &[Doc {
+            bins: &[Bin::Edit],
+            help: "move: also move the paths inside steps, other rows and brain files",
+            man: r#"For
+.BR move :
+also rewrite every path at or under
+.I OLD
+inside the conversations moved: in every blob of their steps (tool inputs and
+results, user text, at every depth), their
+.B gen_metadata
+and
+.B executor_metadata
+rows, the whole trajectory metadata, the index row's title, preview and
+summary, the sidecar, and the text of their brain files (transcripts with
+their escaped forms).
+Without it only the places where a conversation names its project move.
+"#,
+        }],
+    },
     // agy-pack: where to write.
     Flag {
         long: "root",
@@ -326,7 +391,7 @@ is set, else
         short: None,
         kind: Kind::Value {
             name: "LANE",
-            complete: Complete::Choices(&["cli", "acp"]),
+            complete: Complete::Choices(&["cli", "acp", "desktop"]),
             update: |args, value| {
                 args.lane = Lane::parse(&value.string()?)?;
                 Ok(())
@@ -334,15 +399,17 @@ is set, else
         },
         docs: &[Doc {
             bins: &[Bin::Dump, Bin::Pack, Bin::Ls],
-            help: "default root of this agy surface: cli (default) or acp",
+            help: "default root of this agy surface: cli (default), acp or desktop",
             man: r#"Which surface's default data root to use:
 .B cli
 (the default,
-.IR antigravity-cli )
-or
+.IR antigravity-cli ),
 .B acp
 .RI ( antigravity-acp ,
-the ACP server).
+the ACP server) or
+.B desktop
+.RI ( antigravity ,
+the desktop app, Antigravity 2.x).
 "#,
         }],
     },

@@ -129,6 +129,10 @@ pub struct Args {
     pub to: Option<i64>,
     /// agy-edit `--turns` (rewind).
     pub turns: Option<u64>,
+    /// agy-edit `--everywhere` (move).
+    pub everywhere: bool,
+    /// agy-ls `--under`.
+    pub under: Option<crate::agy::paths::Dir>,
 }
 
 /// Reads this process's command line for `program`. `None` means it asked

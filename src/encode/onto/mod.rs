@@ -27,12 +27,14 @@
 //!
 //! Here the walk over both streams; `steps` settles each original step
 //! (kept, renumbered, deleted, edited, new steps where they stand), `edit`
-//! turns a changed message into edits of the step's bytes, `rows` writes
-//! the held rows and the brain files with the numbering and the edits
-//! applied, and [`crate::agy::patch`] is the schema-free protobuf editing they share.
+//! turns a changed message into edits of the step's bytes, `meta` an
+//! edited meta record into edits of the trajectory metadata, the index row
+//! and the sidecar, `rows` writes the held rows and the brain files with
+//! the numbering and the edits applied, and [`crate::agy::patch`] is the schema-free protobuf editing they share.
 
 mod edit;
 
+mod meta;
 mod rows;
 mod step_row;
 mod steps;
@@ -46,7 +48,7 @@ use crate::decode::{self, Decoder, OriginalStepRow, SpilledResult};
 use crate::encode::{self, Synth};
 use crate::error::{Error, Result};
 use crate::stream::io::{Lines, Output};
-use crate::stream::message::{Block, InputRecord, Role};
+use crate::stream::message::Role;
 use crate::stream::record::Record;
 use crate::stream::record::{line_head, write_line};
 use crate::stream::spool::Spool;
@@ -110,6 +112,11 @@ struct Merge {
     text_edits: HashMap<i64, Vec<TextEdit>>,
     /// Buffers of settled steps, for the next ones.
     pool: Vec<Vec<u8>>,
+    /// The original's "main" trajectory metadata, for an edit of the meta
+    /// record.
+    metadata: Option<Vec<u8>>,
+    /// What an edited meta record changes besides the title.
+    meta_edit: Option<meta::MetaEdit>,
     /// What the steps written tell the index row (the new steps' facts
     /// join at the end, from [`Synth`]).
     after: Tally,
@@ -313,6 +320,8 @@ impl Merger {
             spill_texts: HashMap::new(),
             text_edits: HashMap::new(),
             pool: Vec::new(),
+            metadata: None,
+            meta_edit: None,
             after: Tally::default(),
         };
         let mut found = false;
@@ -336,7 +345,20 @@ impl Merger {
             found = true;
             match &record {
                 Record::Db { .. } | Record::Schema { .. } => write_line(out, &line)?,
-                Record::Row { table, .. } if table != "steps" => {
+                Record::Row { table, row, .. } if table != "steps" => {
+                    if table == "trajectory_metadata_blob"
+                        && row
+                            .get("id")
+                            .and_then(|c| c.as_text())
+                            .is_none_or(|id| id == "main")
+                    {
+                        conv.metadata = row
+                            .get("data")
+                            .map(|c| c.blob_bytes())
+                            .transpose()
+                            .map_err(|e| self.original_error(e))?
+                            .flatten();
+                    }
                     let mut sink = Vec::new();
                     self.decoder
                         .original_record(&record, &mut sink)
@@ -525,58 +547,6 @@ impl Merger {
             }
             conv.settle(out)?;
         }
-    }
-
-    /// The meta record: the original's, unless it changed.
-    fn meta(&mut self, line: &[u8], out: &mut Output) -> Result<()> {
-        self.drain_steps(out)?;
-        let original = self.decoder.meta_line();
-        if line == original.as_slice() {
-            return Ok(());
-        }
-        let edited: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_slice(line).map_err(|e| Error::data(format!("bad JSON: {e}")))?;
-        let before: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_slice(&original).expect("the decoder writes JSON");
-        let mut changed: Vec<&str> = Vec::new();
-        for key in edited.keys().chain(before.keys()) {
-            if edited.get(key) != before.get(key) && !changed.contains(&key.as_str()) {
-                changed.push(key);
-            }
-        }
-        // What a meta record shows is derived from the steps (the title
-        // from the first user text or the latest checkpoint, the model
-        // from the replies), so an edit there is made in the messages.
-        // Only the title has a step of its own to say it.
-        let conv = self.conv.as_mut().expect("a conversation is open");
-        if let Some(key) = changed.iter().find(|k| **k != "title") {
-            return Err(Error::data(format!(
-                "meta record: {key:?} differs from the original's; agy-encode --onto keeps the original's trajectory metadata (edit it without --onto)"
-            )));
-        }
-        if changed.contains(&"title") {
-            if let Some(title) = edited.get("title").and_then(|t| t.as_str()) {
-                let record = InputRecord {
-                    conversation: Some(conv.id.clone()),
-                    kind: Some("message".into()),
-                    role: Some(Role::System),
-                    step_type: Some("CHECKPOINT".into()),
-                    content: Some(vec![
-                        Block::Text {
-                            text: title.to_string().into(),
-                            field: Some("user_intent".into()),
-                        },
-                        Block::Text {
-                            text: title.to_string().into(),
-                            field: Some("conversation_title".into()),
-                        },
-                    ]),
-                    ..InputRecord::default()
-                };
-                conv.new_message(record, out)?;
-            }
-        }
-        Ok(())
     }
 }
 

@@ -23,7 +23,7 @@ impl Merger {
         for range in std::mem::take(&mut conv.held_lines) {
             line.clear();
             conv.held.read_range(range, &mut line)?;
-            if identity {
+            if identity && conv.meta_edit.is_none() {
                 write_line(out, &line)?;
                 continue;
             }
@@ -32,6 +32,23 @@ impl Merger {
                 unreachable!("only rows are held")
             };
             match &**table {
+                "trajectory_metadata_blob" if conv.meta_edit.is_some() => {
+                    let main = row
+                        .get("id")
+                        .and_then(|c| c.as_text())
+                        .is_none_or(|id| id == "main");
+                    let edit = conv.meta_edit.as_ref().expect("checked above");
+                    let edited = data_blob(row)?
+                        .filter(|_| main)
+                        .and_then(|data| edit.metadata(&data));
+                    match edited {
+                        Some(data) => {
+                            write_line(out, &edit_row(&line, &[("data", CellEdit::Blob(data))])?)?
+                        }
+                        None => write_line(out, &line)?,
+                    }
+                }
+                _ if identity => write_line(out, &line)?,
                 "gen_metadata" => {
                     let Some(data) = data_blob(row)? else {
                         write_line(out, &line)?;
@@ -89,7 +106,11 @@ impl Merger {
             .summary()
             .ok_or_else(|| Error::data("an index record before the conversation's rows"))?;
         let after = conv.after.clone().summary_like(&before);
-        after.carry(&before, &original).write(out.buf(), &conv.id);
+        let mut row = after.carry(&before, &original);
+        if let Some(edit) = &conv.meta_edit {
+            edit.index_row(&mut row);
+        }
+        row.write(out.buf(), &conv.id);
         out.end_record()
     }
 
@@ -108,8 +129,14 @@ impl Merger {
                     self.peeked = Some(line);
                     break;
                 }
-                // Nothing to change in any file: copied unparsed.
-                Some((_, b"file")) if identity && conv.spill_texts.is_empty() => {
+                // Nothing to change in any file: copied unparsed (but for
+                // a sidecar whose cwd an edit changes).
+                Some((_, b"file"))
+                    if identity
+                        && conv.spill_texts.is_empty()
+                        && !(conv.meta_edit.as_ref().is_some_and(|e| e.edits_sidecar())
+                            && is_sidecar_line(&line)) =>
+                {
                     write_line(out, &line)?;
                     continue;
                 }
@@ -141,6 +168,25 @@ impl Merger {
             };
             if replaced.contains(&**path) {
                 continue;
+            }
+            if *dir == crate::stream::record::FileDir::Conversations {
+                let edited = match conv.meta_edit.as_mut() {
+                    Some(edit) if !*append => edit.sidecar(&content.to_bytes()?),
+                    _ => None,
+                };
+                if let Some(json) = edited {
+                    crate::stream::record::write_file_part(
+                        out.buf(),
+                        &conv.id,
+                        *dir,
+                        path,
+                        false,
+                        &json,
+                    );
+                    out.end_record()?;
+                    replaced.insert(path.to_string());
+                    continue;
+                }
             }
             if let Some((open, carry)) = transcript.take() {
                 if *append && open == **path {
@@ -242,8 +288,17 @@ impl Merger {
                 conv.write_transcript_part(out, &open, true, &carry)?;
             }
         }
-        Ok(())
+        match &conv.meta_edit {
+            Some(edit) => edit.check_done(),
+            None => Ok(()),
+        }
     }
+}
+
+/// Whether a `file` record in agy-dump's shape is of the ACP sidecar.
+fn is_sidecar_line(line: &[u8]) -> bool {
+    let head = &line[..line.len().min(256)];
+    memchr::memmem::find(head, b"\"dir\":\"conversations\"").is_some()
 }
 
 impl Merge {

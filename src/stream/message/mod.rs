@@ -9,14 +9,13 @@
 mod base64;
 mod block;
 mod content;
-mod uri;
 
+pub use crate::agy::uri::{path_to_uri, uri_to_path};
 pub use base64::{base64_decode, base64_encode};
 pub use block::{block_keys, Block, ImageSource, BLOCK_KEYS};
 pub use content::{
     join_result_texts, object_json, Listing, ListingEntry, ResultContent, ToolInput, LISTING_KEYS,
 };
-pub use uri::{path_to_uri, uri_to_path};
 
 use std::borrow::Cow;
 

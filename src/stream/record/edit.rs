@@ -111,7 +111,13 @@ pub fn edit_row(line: &[u8], edits: &[(&str, CellEdit)]) -> Result<Vec<u8>> {
         let value = match edit {
             CellEdit::Integer(v) => serde_json::Value::from(*v),
             CellEdit::Text(text) => serde_json::Value::String(text.clone()),
-            CellEdit::Blob(bytes) => serde_json::Value::String(hex::encode(bytes)),
+            CellEdit::Blob(bytes) => {
+                // The vectored hex writer: a step's blob is megabytes, and
+                // `hex::encode` goes a char at a time.
+                let mut digits = Vec::with_capacity(bytes.len() * 2);
+                json::write_hex_body(&mut digits, bytes);
+                serde_json::Value::String(String::from_utf8(digits).expect("hex digits are ASCII"))
+            }
             CellEdit::Null => serde_json::Value::Null,
         };
         row.insert(column.to_string(), value);

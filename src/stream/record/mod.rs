@@ -44,7 +44,8 @@ pub use blob_hex::{
 };
 pub use edit::{data_cells, edit_row, write_as, write_line, write_patched, CellEdit, Patch};
 pub use read::{
-    canonical_file_line, line_head, CanonicalFile, FileContent, JsonCell, Record, RowCells,
+    canonical_file_line, line_head, line_table, CanonicalFile, FileContent, JsonCell, Record,
+    RowCells,
 };
 pub use write::{
     file_part_len, is_blob_affinity, write_cell, write_db, write_file_part,

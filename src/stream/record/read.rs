@@ -74,6 +74,22 @@ pub fn line_head(line: &[u8]) -> Option<(&str, &[u8])> {
     Some((std::str::from_utf8(id).ok()?, &rest[..kind_end]))
 }
 
+/// The table of a `row` record in the shape agy-dump writes
+/// (`{"conversation":"…","kind":"row","table":"…"`), told without parsing
+/// the row: a tool that changes a few tables passes the others' rows, a
+/// conversation's bulk, as they are. `None` for any other line.
+pub fn line_table(line: &[u8]) -> Option<&[u8]> {
+    let (id, kind) = line_head(line)?;
+    if kind != b"row" {
+        return None;
+    }
+    let at = "{\"conversation\":\"".len() + id.len() + "\",\"kind\":\"row".len();
+    let rest = line[at..].strip_prefix(b"\",\"table\":\"")?;
+    let end = memchr::memchr(b'"', rest)?;
+    let table = &rest[..end];
+    (!table.contains(&b'\\')).then_some(table)
+}
+
 /// A value as read from the stream, before the column's affinity says what a
 /// plain string means.
 #[derive(Clone, Debug, PartialEq)]
@@ -501,6 +517,24 @@ mod tests {
             }
             _ => None,
         }
+    }
+
+    #[test]
+    fn a_rows_table_is_read_from_its_head() {
+        let line = br#"{"conversation":"c","kind":"row","table":"steps","row":{"idx":1}}"#;
+        assert_eq!(line_table(line), Some(&b"steps"[..]));
+        assert_eq!(
+            line_table(br#"{"conversation":"c","kind":"row","table":"a\"b","row":{}}"#),
+            None
+        );
+        assert_eq!(
+            line_table(br#"{"conversation":"c","kind":"index","row":{}}"#),
+            None
+        );
+        assert_eq!(
+            line_table(br#"{"kind":"row","conversation":"c","table":"t"}"#),
+            None
+        );
     }
 
     #[test]
