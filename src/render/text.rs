@@ -167,6 +167,23 @@ impl<'a> LongText<'a> {
     }
 }
 
+/// The characters of a JSON string literal's body, unescaped as they are
+/// read (as [`json_body_text`] unescapes them), for a reader that needs
+/// only some of them or one at a time.
+pub(super) fn json_chars(body: &str) -> impl Iterator<Item = char> + '_ {
+    let mut rest = body;
+    std::iter::from_fn(move || {
+        let c = rest.chars().next()?;
+        if c != '\\' {
+            rest = &rest[c.len_utf8()..];
+            return Some(c);
+        }
+        let (c, used) = json_escape(rest).unwrap_or(('\\', 1));
+        rest = &rest[used..];
+        Some(c)
+    })
+}
+
 /// Cuts `source` into slices of about `size` bytes at character
 /// boundaries, and, when it is `escaped` JSON, never inside an escape.
 fn slices(source: &str, escaped: bool, size: usize, each: &mut dyn FnMut(&str)) {
