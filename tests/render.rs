@@ -355,8 +355,8 @@ fn long_thinking_and_tool_output_come_out_whole() {
 /// agy-render does not know as long, and a system message as long are
 /// made and written a piece at a time (issue 26), and come out as the
 /// whole would: the input and the block indented as serde_json indents
-/// them. The call with no result is held (in a temporary spool) to the
-/// end.
+/// them, the system message's text shown as written in Markdown too. The
+/// call with no result is held (in a temporary spool) to the end.
 #[test]
 fn long_json_and_long_system_messages_come_out_whole() {
     let c = "c-json";
@@ -433,6 +433,9 @@ fn long_json_and_long_system_messages_come_out_whole() {
     );
     assert!(md.contains(&format!(
         "*hologram block:*\n\n{fence}json\n{block_text}\n{fence}\n\n"
+    )));
+    assert!(md.contains(&format!(
+        "> **note:**\n>\n> *This text is 1.4 MB: shown as it was written, not read as Markdown.*\n\n{fence}\n{text}\n{fence}\n\n"
     )));
 }
 

@@ -451,6 +451,8 @@ impl Page for Markdown {
 
     fn tool_end(&self, _out: &mut Vec<u8>) {}
 
+    /// A field over the limit is shown as written, as text is: a note in
+    /// the quote, then the text in a code block after it.
     fn system(&self, out: &mut Out, record: &Record, _number: u64) {
         let mut head = vec!["System".to_string()];
         head.extend(record.step_type().map(|s| inline(&s)));
@@ -464,7 +466,16 @@ impl Page for Markdown {
                 if let Some(field) = field {
                     push(out, &format!("> **{}:**\n>\n", inline(field)));
                 }
-                quoted(out, &markdown::sanitize_markdown(&text.read()));
+                match text {
+                    Text::Read(text) => quoted(out, &markdown::sanitize_markdown(text)),
+                    Text::Long(long) => {
+                        push(
+                            out,
+                            &format!("> *{}*\n\n", markdown::as_written_note(long.bytes())),
+                        );
+                        long_code(out, &|each| long.pieces(each), "");
+                    }
+                }
             }
         }
         push(out, "\n");

@@ -10,12 +10,12 @@
 //! ([`super::body::Out::spill`]) before the next, and memory stays at
 //! about the line.
 //!
-//! Written in pieces: a text block's text and thinking, in either format
-//! (long thinking, like long text, is not read as Markdown); a tool's text
-//! output, in either format (HTML counts the pieces first, to place the
-//! collapsing markup, [`super::pre`]). Where a long text is shown some
-//! other way (a system message's field, in Markdown), it is read whole
-//! ([`Text::read`]).
+//! Written in pieces: a text block's text, thinking and a system message's
+//! text, in either format (long thinking and system text, like long text,
+//! are not read as Markdown); a tool's text output, in either format (HTML
+//! counts the pieces first, to place the collapsing markup,
+//! [`super::pre`]). No long text is read whole ([`Text::read`] is for short
+//! ones).
 
 use std::borrow::Cow;
 use std::ops::ControlFlow;
@@ -87,9 +87,8 @@ impl<'a> Text<'a> {
         }
     }
 
-    /// The whole text, for the places that show a text some other way
-    /// than as written (a system message's field, in Markdown): a long one
-    /// is unescaped into one string there.
+    /// The whole text: a short one as it was read, a long one unescaped
+    /// into one string (every writer of a long text takes it in pieces).
     pub fn read(&self) -> Cow<'_, str> {
         match self {
             Text::Read(text) => Cow::Borrowed(text),
