@@ -197,12 +197,15 @@ impl<'a> Out<'a> {
     }
 }
 
-/// The page bytes of a call held until its result comes: a batch at a
-/// time into a [`Spool`] (a MiB in memory, then a temporary file), so that
-/// a call about as long as its line (a large input, an Edit rewriting a
-/// large file) does not wait whole in memory beside the line.
+/// The page bytes of a call held until its result comes: in memory while
+/// they are fewer than a batch (most calls), else a batch at a time into a
+/// [`Spool`] (a MiB in memory, then a temporary file), so that a call
+/// about as long as its line (a large input, an Edit rewriting a large
+/// file) does not wait whole in memory beside the line.
 #[derive(Default)]
 pub struct Held {
+    /// The bytes, or the last of them when the others are in `spool`.
+    memory: Vec<u8>,
     spool: Spool,
     /// The first failure to spool (a full temporary directory).
     error: Option<Error>,
@@ -213,7 +216,12 @@ impl Spill for Held {
         if batch.len() < BATCH {
             return;
         }
-        self.keep(batch);
+        if self.error.is_none() {
+            if let Err(e) = self.spool.append(batch) {
+                self.error = Some(e);
+            }
+        }
+        batch.clear();
     }
 }
 
@@ -223,17 +231,8 @@ impl Held {
         let mut held = Held::default();
         let mut batch = Vec::new();
         render(&mut Out::spilling(&mut batch, &mut held));
-        held.keep(&mut batch);
+        held.memory = batch;
         held
-    }
-
-    fn keep(&mut self, batch: &mut Vec<u8>) {
-        if self.error.is_none() {
-            if let Err(e) = self.spool.append(batch) {
-                self.error = Some(e);
-            }
-        }
-        batch.clear();
     }
 
     /// Writes the held bytes to `out`, handed on a batch at a time.
@@ -249,6 +248,8 @@ impl Held {
             out.spill();
             at = end;
         }
+        out.extend_from_slice(&self.memory);
+        out.spill();
         Ok(())
     }
 }
@@ -357,6 +358,7 @@ mod tests {
         whole.extend_from_slice(b"tail");
         assert!(most < BATCH, "the batch is handed on as it fills");
         assert!(held.spool.len() > Spool::IN_MEMORY as u64);
+        assert!(held.memory.len() < BATCH);
         let mut memory = b"before ".to_vec();
         held.write(&mut Out::memory(&mut memory)).unwrap();
         assert_eq!(&memory[..7], b"before ");

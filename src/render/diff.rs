@@ -27,7 +27,7 @@ use std::hash::{Hash, Hasher};
 
 use similar::{Algorithm, DiffOp, DiffTag};
 
-use super::escape::json_escape;
+use super::escape::{json_escape, unescape_body_into};
 use super::text::json_chars as chars;
 
 /// Old lines times new lines (after the common ends are set aside) above
@@ -69,17 +69,26 @@ impl<'a> Side<'a> {
         let bytes = body.as_bytes();
         let mut lines = Vec::new();
         let (mut start, mut at) = (0, 0);
+        let mut canonical = true;
         while let Some(found) = memchr::memchr(b'\\', &bytes[at..]) {
             let escape = at + found;
             let (c, used) = json_escape(&body[escape..]).unwrap_or(('\\', 1));
+            canonical &= is_canonical(&bytes[escape..escape + used], c);
             at = escape + used;
             if c == '\n' {
-                lines.push(JsonLine(&body[start..at]));
+                lines.push(JsonLine {
+                    json: &body[start..at],
+                    canonical,
+                });
                 start = at;
+                canonical = true;
             }
         }
         if start < body.len() {
-            lines.push(JsonLine(&body[start..]));
+            lines.push(JsonLine {
+                json: &body[start..],
+                canonical,
+            });
         }
         Side { lines }
     }
@@ -93,24 +102,65 @@ impl<'a> Side<'a> {
     }
 }
 
+/// Whether `escape` (for `c`) is the one way JSON writers (serde_json,
+/// agy-decode) spell `c`: then two lines of such escapes are equal text
+/// exactly when they are equal JSON.
+fn is_canonical(escape: &[u8], c: char) -> bool {
+    match escape {
+        [b'\\', b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f'] => true,
+        [b'\\', b'u', b'0', b'0', high, low] => {
+            (c as u32) < 0x20
+                && !matches!(c, '\u{8}' | '\t' | '\n' | '\u{c}' | '\r')
+                && !high.is_ascii_uppercase()
+                && !low.is_ascii_uppercase()
+        }
+        _ => false,
+    }
+}
+
 /// A line as it stands in JSON; equal (and hashed) by its text.
 #[derive(Clone, Copy, Debug)]
-struct JsonLine<'a>(&'a str);
+struct JsonLine<'a> {
+    json: &'a str,
+    /// Every escape in it is [`is_canonical`].
+    canonical: bool,
+}
+
+impl JsonLine<'_> {
+    fn has_escape(&self) -> bool {
+        memchr::memchr(b'\\', self.json.as_bytes()).is_some()
+    }
+}
 
 impl PartialEq for JsonLine<'_> {
     fn eq(&self, other: &Self) -> bool {
-        self.0 == other.0 || chars(self.0).eq(chars(other.0))
+        if self.json == other.json {
+            return true;
+        }
+        // Different JSON is different text, unless an escape spells a
+        // character another way.
+        !(self.canonical && other.canonical) && chars(self.json).eq(chars(other.json))
     }
 }
 
 impl Eq for JsonLine<'_> {}
 
+/// The text's bytes in one write, so that lines equal as text hash alike
+/// whatever their escapes.
 impl Hash for JsonLine<'_> {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        let mut buf = [0u8; 4];
-        for c in chars(self.0) {
-            state.write(c.encode_utf8(&mut buf).as_bytes());
+        if !self.has_escape() {
+            state.write(self.json.as_bytes());
+            return;
         }
+        thread_local! {
+            static TEXT: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+        }
+        TEXT.with_borrow_mut(|text| {
+            text.clear();
+            unescape_body_into(self.json, text);
+            state.write(text.as_bytes());
+        });
     }
 }
 
@@ -118,7 +168,11 @@ impl<'a> Diff<'a> {
     /// The hunks that turn `old` into `new`, both JSON string bodies (as
     /// valid JSON holds them); none when their texts are equal.
     pub fn of(old: &'a str, new: &'a str) -> Diff<'a> {
-        if JsonLine(old) == JsonLine(new) {
+        let whole = |json| JsonLine {
+            json,
+            canonical: false,
+        };
+        if whole(old) == whole(new) {
             return Diff {
                 old: Side { lines: Vec::new() },
                 new: Side { lines: Vec::new() },
@@ -191,8 +245,8 @@ impl<'a> Diff<'a> {
                 DiffTag::Equal => (Line::Context, 0..0),
                 _ => (Line::Removed, new_range),
             };
-            let old = old_range.map(move |i| (kind, DiffLine(self.old.line(i).0)));
-            let new = new_range.map(move |i| (Line::Added, DiffLine(self.new.line(i).0)));
+            let old = old_range.map(move |i| (kind, DiffLine(self.old.line(i).json)));
+            let new = new_range.map(move |i| (Line::Added, DiffLine(self.new.line(i).json)));
             old.chain(new)
         })
     }
@@ -226,10 +280,16 @@ pub struct DiffLine<'a>(&'a str);
 impl DiffLine<'_> {
     /// The line's text without its line ending (`\n`, `\r\n`), unescaped
     /// into `buf`.
-    pub fn text<'b>(&self, buf: &'b mut String) -> &'b str {
-        buf.clear();
-        buf.extend(chars(self.0));
-        let line = buf.strip_suffix('\n').unwrap_or(buf);
+    pub fn text<'b>(&'b self, buf: &'b mut String) -> &'b str {
+        let line = match memchr::memchr(b'\\', self.0.as_bytes()).is_some() {
+            false => self.0,
+            true => {
+                buf.clear();
+                unescape_body_into(self.0, buf);
+                buf.as_str()
+            }
+        };
+        let line = line.strip_suffix('\n').unwrap_or(line);
         line.strip_suffix('\r').unwrap_or(line)
     }
 }
@@ -303,6 +363,19 @@ mod tests {
             .lines(&d.hunks()[0])
             .map(|(kind, l)| (kind, l.text(&mut buf).to_string()))
             .collect();
+        // A line spelled another way in the middle is still the same line.
+        let d = Diff::of(r"a\nb\nc\nd\n", r"a\n\u0062\nC\nd\n");
+        let kinds: Vec<Line> = d.lines(&d.hunks()[0]).map(|(kind, _)| kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                Line::Context,
+                Line::Context,
+                Line::Removed,
+                Line::Added,
+                Line::Context
+            ]
+        );
         assert_eq!(
             lines,
             [

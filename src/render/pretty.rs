@@ -74,6 +74,7 @@ impl<'a> Pretty<'a> {
     pub fn pieces(&self, each: &mut dyn FnMut(&str) -> ControlFlow<()>) {
         let mut out = Pieces {
             buf: Vec::with_capacity(PIECE.min(self.json_len() * 2) + 64),
+            limit: PIECE,
             each,
         };
         if self.indent(&mut out).is_ok() {
@@ -93,14 +94,16 @@ impl<'a> Pretty<'a> {
         counts
     }
 
-    /// The indented text whole, for one that is short.
+    /// The indented text whole, for one that is short: made in one
+    /// buffer, never handed on in pieces.
     pub fn whole(&self) -> String {
-        let mut whole = String::with_capacity(self.json_len() + self.json_len() / 4);
-        self.pieces(&mut |piece| {
-            whole.push_str(piece);
-            ControlFlow::Continue(())
-        });
-        whole
+        let mut out = Pieces {
+            buf: Vec::with_capacity(self.json_len() + self.json_len() / 4),
+            limit: usize::MAX,
+            each: &mut |_| ControlFlow::Continue(()),
+        };
+        let _ = self.indent(&mut out);
+        String::from_utf8(out.buf).expect("JSON text with white space changed is UTF-8")
     }
 
     /// The byte after `at` (in part `part`) that is not white space, and
@@ -160,22 +163,45 @@ impl<'a> Pretty<'a> {
                         }
                         _ => {}
                     }
-                    out.push(&[b])?;
+                    out.push_byte(b)?;
                     depth += 1;
                     out.newline(depth)?;
                 }
                 b'}' | b']' => {
                     depth = depth.saturating_sub(1);
                     out.newline(depth)?;
-                    out.push(&[b])?;
+                    out.push_byte(b)?;
                 }
                 b',' => {
-                    out.push(b",")?;
+                    out.push_byte(b',')?;
                     out.newline(depth)?;
                 }
                 b':' => out.push(b": ")?,
                 b' ' | b'\t' | b'\n' | b'\r' => {}
-                _ => out.push(&[b])?,
+                _ => {
+                    // A number or literal: copied as one run.
+                    let run = bytes[i..]
+                        .iter()
+                        .position(|&c| {
+                            matches!(
+                                c,
+                                b'"' | b'{'
+                                    | b'['
+                                    | b'}'
+                                    | b']'
+                                    | b','
+                                    | b':'
+                                    | b' '
+                                    | b'\t'
+                                    | b'\n'
+                                    | b'\r'
+                            )
+                        })
+                        .unwrap_or(bytes.len() - i);
+                    out.push(&bytes[i..i + run])?;
+                    i += run;
+                    continue;
+                }
             }
             i += 1;
         }
@@ -187,13 +213,25 @@ impl<'a> Pretty<'a> {
 /// piece at a time.
 struct Pieces<'e> {
     buf: Vec<u8>,
+    /// Bytes gathered before they are handed on.
+    limit: usize,
     each: &'e mut dyn FnMut(&str) -> ControlFlow<()>,
 }
 
 impl Pieces<'_> {
+    #[inline]
     fn push(&mut self, bytes: &[u8]) -> Result<(), Stopped> {
         self.buf.extend_from_slice(bytes);
-        if self.buf.len() >= PIECE {
+        if self.buf.len() >= self.limit {
+            self.flush(false)?;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn push_byte(&mut self, b: u8) -> Result<(), Stopped> {
+        self.buf.push(b);
+        if self.buf.len() >= self.limit {
             self.flush(false)?;
         }
         Ok(())
@@ -207,7 +245,7 @@ impl Pieces<'_> {
             let n = spaces.min(PIECE);
             self.buf.resize(self.buf.len() + n, b' ');
             spaces -= n;
-            if self.buf.len() >= PIECE {
+            if self.buf.len() >= self.limit {
                 self.flush(false)?;
             }
         }
