@@ -126,84 +126,87 @@ impl<'a> Pretty<'a> {
     fn indent(&self, out: &mut Pieces) -> Result<(), Stopped> {
         let mut depth = 0usize;
         let (mut part, mut i) = (0, 0);
-        while part < self.parts.len() {
+        'parts: while part < self.parts.len() {
             let bytes = self.parts[part].as_bytes();
-            if i >= bytes.len() {
-                part += 1;
-                i = 0;
-                continue;
-            }
-            let b = bytes[i];
-            match b {
-                b'"' => {
-                    let start = i;
-                    i += 1;
-                    while i < bytes.len() {
-                        match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
-                            Some(at) if bytes[i + at] == b'\\' => i += at + 2,
-                            Some(at) => {
-                                i += at + 1;
-                                break;
+            while i < bytes.len() {
+                let b = bytes[i];
+                match b {
+                    b'"' => {
+                        let start = i;
+                        i += 1;
+                        while i < bytes.len() {
+                            match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+                                Some(at) if bytes[i + at] == b'\\' => i += at + 2,
+                                Some(at) => {
+                                    i += at + 1;
+                                    break;
+                                }
+                                None => i = bytes.len(),
                             }
-                            None => i = bytes.len(),
                         }
-                    }
-                    for chunk in bytes[start..i.min(bytes.len())].chunks(PIECE) {
-                        out.push(chunk)?;
-                    }
-                    continue;
-                }
-                b'{' | b'[' => {
-                    let close = if b == b'{' { b'}' } else { b']' };
-                    match self.next_non_space(part, i + 1) {
-                        Some((at_part, at, next)) if next == close => {
-                            out.push(&[b, close])?;
-                            (part, i) = (at_part, at + 1);
-                            continue;
+                        for chunk in bytes[start..i.min(bytes.len())].chunks(PIECE) {
+                            out.push(chunk)?;
                         }
-                        _ => {}
+                        continue;
                     }
-                    out.push_byte(b)?;
-                    depth += 1;
-                    out.newline(depth)?;
+                    b'{' | b'[' => {
+                        let close = if b == b'{' { b'}' } else { b']' };
+                        match self.next_non_space(part, i + 1) {
+                            Some((at_part, at, next)) if next == close => {
+                                out.push(&[b, close])?;
+                                i = at + 1;
+                                if at_part != part {
+                                    part = at_part;
+                                    continue 'parts;
+                                }
+                                continue;
+                            }
+                            _ => {}
+                        }
+                        out.push_byte(b)?;
+                        depth += 1;
+                        out.newline(depth)?;
+                    }
+                    b'}' | b']' => {
+                        depth = depth.saturating_sub(1);
+                        out.newline(depth)?;
+                        out.push_byte(b)?;
+                    }
+                    b',' => {
+                        out.push_byte(b',')?;
+                        out.newline(depth)?;
+                    }
+                    b':' => out.push(b": ")?,
+                    b' ' | b'\t' | b'\n' | b'\r' => {}
+                    _ => {
+                        // A number or literal: copied as one run.
+                        let run = bytes[i..]
+                            .iter()
+                            .position(|&c| {
+                                matches!(
+                                    c,
+                                    b'"' | b'{'
+                                        | b'['
+                                        | b'}'
+                                        | b']'
+                                        | b','
+                                        | b':'
+                                        | b' '
+                                        | b'\t'
+                                        | b'\n'
+                                        | b'\r'
+                                )
+                            })
+                            .unwrap_or(bytes.len() - i);
+                        out.push(&bytes[i..i + run])?;
+                        i += run;
+                        continue;
+                    }
                 }
-                b'}' | b']' => {
-                    depth = depth.saturating_sub(1);
-                    out.newline(depth)?;
-                    out.push_byte(b)?;
-                }
-                b',' => {
-                    out.push_byte(b',')?;
-                    out.newline(depth)?;
-                }
-                b':' => out.push(b": ")?,
-                b' ' | b'\t' | b'\n' | b'\r' => {}
-                _ => {
-                    // A number or literal: copied as one run.
-                    let run = bytes[i..]
-                        .iter()
-                        .position(|&c| {
-                            matches!(
-                                c,
-                                b'"' | b'{'
-                                    | b'['
-                                    | b'}'
-                                    | b']'
-                                    | b','
-                                    | b':'
-                                    | b' '
-                                    | b'\t'
-                                    | b'\n'
-                                    | b'\r'
-                            )
-                        })
-                        .unwrap_or(bytes.len() - i);
-                    out.push(&bytes[i..i + run])?;
-                    i += run;
-                    continue;
-                }
+                i += 1;
             }
-            i += 1;
+            part += 1;
+            i = 0;
         }
         Ok(())
     }
