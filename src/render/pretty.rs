@@ -69,12 +69,11 @@ impl<'a> Pretty<'a> {
     }
 
     /// Hands the indented text to `each` in order, in pieces of [`PIECE`]
-    /// to twice that many bytes cut between characters, none empty, until
-    /// `each` breaks.
+    /// to twice that many bytes (more only for one line's indentation) cut
+    /// between characters, none empty, until `each` breaks.
     pub fn pieces(&self, each: &mut dyn FnMut(&str) -> ControlFlow<()>) {
-        let mut out = Pieces {
+        let mut out = Pieces::<true> {
             buf: Vec::with_capacity(PIECE.min(self.json_len() * 2) + 64),
-            limit: PIECE,
             each,
         };
         if self.indent(&mut out).is_ok() {
@@ -97,9 +96,8 @@ impl<'a> Pretty<'a> {
     /// The indented text whole, for one that is short: made in one
     /// buffer, never handed on in pieces.
     pub fn whole(&self) -> String {
-        let mut out = Pieces {
+        let mut out = Pieces::<false> {
             buf: Vec::with_capacity(self.json_len() + self.json_len() / 4),
-            limit: usize::MAX,
             each: &mut |_| ControlFlow::Continue(()),
         };
         let _ = self.indent(&mut out);
@@ -123,7 +121,7 @@ impl<'a> Pretty<'a> {
         None
     }
 
-    fn indent(&self, out: &mut Pieces) -> Result<(), Stopped> {
+    fn indent<const CHUNKED: bool>(&self, out: &mut Pieces<CHUNKED>) -> Result<(), Stopped> {
         let mut depth = 0usize;
         let (mut part, mut i) = (0, 0);
         'parts: while part < self.parts.len() {
@@ -178,30 +176,7 @@ impl<'a> Pretty<'a> {
                     }
                     b':' => out.push(b": ")?,
                     b' ' | b'\t' | b'\n' | b'\r' => {}
-                    _ => {
-                        // A number or literal: copied as one run.
-                        let run = bytes[i..]
-                            .iter()
-                            .position(|&c| {
-                                matches!(
-                                    c,
-                                    b'"' | b'{'
-                                        | b'['
-                                        | b'}'
-                                        | b']'
-                                        | b','
-                                        | b':'
-                                        | b' '
-                                        | b'\t'
-                                        | b'\n'
-                                        | b'\r'
-                                )
-                            })
-                            .unwrap_or(bytes.len() - i);
-                        out.push(&bytes[i..i + run])?;
-                        i += run;
-                        continue;
-                    }
+                    _ => out.push_byte(b)?,
                 }
                 i += 1;
             }
@@ -214,18 +189,23 @@ impl<'a> Pretty<'a> {
 
 /// The indented text on its way to a writer: gathered, and handed on a
 /// piece at a time.
-struct Pieces<'e> {
+/// `CHUNKED`: handed on a piece at a time; else gathered whole (and the
+/// checks for a full piece compiled out).
+struct Pieces<'e, const CHUNKED: bool> {
     buf: Vec<u8>,
-    /// Bytes gathered before they are handed on.
-    limit: usize,
     each: &'e mut dyn FnMut(&str) -> ControlFlow<()>,
 }
 
-impl Pieces<'_> {
+impl<const CHUNKED: bool> Pieces<'_, CHUNKED> {
+    #[inline]
+    fn full(&self) -> bool {
+        CHUNKED && self.buf.len() >= PIECE
+    }
+
     #[inline]
     fn push(&mut self, bytes: &[u8]) -> Result<(), Stopped> {
         self.buf.extend_from_slice(bytes);
-        if self.buf.len() >= self.limit {
+        if self.full() {
             self.flush(false)?;
         }
         Ok(())
@@ -234,23 +214,19 @@ impl Pieces<'_> {
     #[inline]
     fn push_byte(&mut self, b: u8) -> Result<(), Stopped> {
         self.buf.push(b);
-        if self.buf.len() >= self.limit {
+        if self.full() {
             self.flush(false)?;
         }
         Ok(())
     }
 
     /// A line break, then two spaces per level.
+    #[inline]
     fn newline(&mut self, depth: usize) -> Result<(), Stopped> {
-        self.push(b"\n")?;
-        let mut spaces = 2 * depth;
-        while spaces > 0 {
-            let n = spaces.min(PIECE);
-            self.buf.resize(self.buf.len() + n, b' ');
-            spaces -= n;
-            if self.buf.len() >= self.limit {
-                self.flush(false)?;
-            }
+        self.buf.push(b'\n');
+        self.buf.resize(self.buf.len() + 2 * depth, b' ');
+        if self.full() {
+            self.flush(false)?;
         }
         Ok(())
     }
