@@ -14,8 +14,17 @@
 #   BENCH_QUICK=1     data 1/100 the size, in target/bench-data-quick: checks
 #                     the script, not the numbers
 #   BENCH_PROFILE=debug  measure the debug build (same caveat)
-#   BENCH_ONLY=issue20   only the rows of issue 20: txcript side by side, the
-#                     big-message memory table
+#   BENCH_ONLY=PARTS  only these parts, comma-separated:
+#                       tools   the table of issue 5 (every tool on big.db,
+#                               ROOT2000, 1k/50k steps, encode, render, ls)
+#                       vs      against txcript: every store and shape
+#                       shapes  against txcript: the WAL-mode stores in the
+#                               shapes agy leaves (issue 26) only
+#                       memory  peak memory on the 50 MB cases
+#                       issue20 = vs,memory
+#                     (default: all of them)
+#   BENCH_VS_STORES=LIST  with vs or shapes: only the rows whose key starts
+#                     with one of these (e.g. "rootwal" or "bigwal,store")
 #   BENCH_VS_RUNS=N   interleaved runs per side against txcript (default 5)
 #
 # Uses hyperfine when installed, else N runs timed with `date +%s%N`. Peak RSS
@@ -31,6 +40,10 @@ data=${BENCH_DATA:-$top/target/bench-data${quick:+-quick}}
 runs=${BENCH_RUNS:-5}
 vs_runs=${BENCH_VS_RUNS:-5}
 only=${BENCH_ONLY:-}
+[[ $only == issue20 ]] && only=vs,memory
+# want PART: whether PART is to be run.
+want() { [[ -z $only || ",$only," == *",$1,"* ]]; }
+vs_stores=${BENCH_VS_STORES:-}
 profile=${BENCH_PROFILE:-release}
 bin=$top/target/$profile
 gen=$bin/examples/gen-store
@@ -114,6 +127,36 @@ dataset steps1 --steps 1 --no-brain --seed 3
 # 50 MB, for the peak memory of every tool.
 dataset bigbrain --steps "$(q 52000)" --target-bytes "$(q 207300000)" --max-output 4194304 --seed 1
 dataset bigmsg --steps 3 --first-prompt-bytes "$(q 50000000)" --seed 4
+# (e) issue 26: stores in the shapes agy leaves them (FORMAT.md 15.6),
+# built as agy builds its databases (14.1: 4 KiB pages, WAL, user_version
+# 1). ROOTW: 2,000 conversations of 40 steps, tool outputs of kilobytes (up
+# to 16 KiB), brain transcripts and artifacts. BIGW: big.db's conversation
+# with its brain files and artifacts. Each twice: "-ckpt" checkpointed,
+# and without it the last steps in a -wal (5 of each ROOTW conversation's,
+# 400 of BIGW's) with the -shm a killed agy leaves; the -wal-only shape
+# removes that -shm. Every shape holds the same rows.
+rootw_flags=(--conversations "$(q 2000)" --steps 40 --target-bytes 160000 --max-output 16384 --page-size 4096 --artifacts --seed 5)
+dataset rootwal-ckpt "${rootw_flags[@]}"
+dataset rootwal "${rootw_flags[@]}" --wal-steps 5 --shm
+bigw_flags=(--steps "$(q 52000)" --target-bytes "$(q 207300000)" --max-output 4194304 --page-size 4096 --artifacts --seed 1)
+dataset bigwal-ckpt "${bigw_flags[@]}"
+dataset bigwal "${bigw_flags[@]}" --wal-steps 400 --shm
+
+# The -wal and -shm files of a WAL store as generated, kept beside it, so
+# that every run can start from them: txcript's readers create a -shm
+# where there is none and write into it.
+keep_sidecars() {
+    local name=$1 dir=$data/$1.sidecars
+    if [[ -f $dir/.stamp && $(cat "$dir/.stamp") == "$(cat "$data/$name/.stamp")" ]]; then
+        return
+    fi
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    find "$data/$name/conversations" \( -name '*.db-wal' -o -name '*.db-shm' \) -exec cp -t "$dir" {} +
+    cp "$data/$name/.stamp" "$dir/.stamp"
+}
+keep_sidecars rootwal
+keep_sidecars bigwal
 
 big=$(only_db big)
 store=$data/store2000
@@ -123,6 +166,10 @@ db50k=$(only_db steps50k)
 db1=$(only_db steps1)
 bigbrain=$data/bigbrain
 bigmsg=$data/bigmsg
+rootwal=$data/rootwal
+rootwal_ckpt=$data/rootwal-ckpt
+bigwal=$data/bigwal
+bigwal_ckpt=$data/bigwal-ckpt
 
 # ---------------------------------------------------------------------------
 # Which of our tools exist. A stub binary (`fn main(){}`) exits 0 silently,
@@ -150,6 +197,17 @@ at_rest() {
     find "$@" -name '*.db-wal' -size 0 -print0 | while IFS= read -r -d '' wal; do
         rm -f "$wal" "${wal%-wal}-shm"
     done
+}
+# in_shape ROOT SHAPE: puts a WAL store in one of the shapes agy leaves:
+# "wal" (agy exited: each -wal as generated, no -shm) or "shm" (agy killed:
+# the -wal and the -shm as generated). Whatever a reader left is replaced.
+in_shape() {
+    local root=$1 shape=$2 saved=$1.sidecars
+    find "$root/conversations" -name '*.db-shm' -delete
+    find "$saved" -name '*.db-wal' -exec cp -t "$root/conversations" {} +
+    if [[ $shape == shm ]]; then
+        find "$saved" -name '*.db-shm' -exec cp -t "$root/conversations" {} +
+    fi
 }
 
 # ---------------------------------------------------------------------------
@@ -233,7 +291,7 @@ render=$bin/agy-render
 ls=$bin/agy-ls
 steps_sql="select idx, step_type, status, has_subtrajectory, hex(metadata), hex(error_details), hex(permissions), hex(task_details), hex(render_info), hex(step_payload), step_format from steps"
 
-if [[ -z $only ]]; then
+if want tools; then
 at_rest "$data"
 measure cat "cat '$big' > /dev/null"
 if have_cmd sqlite3; then
@@ -313,12 +371,25 @@ vs_once() {
     awk -v ns=$((end - start)) '{ printf "%.4f %.2f %d\n", ns / 1e9, $1 + $2, $3 }' "$scratch/vs.time" >>"$scratch/vs.$key.$side"
 }
 # versus KEY ROOT MODE OURS THEIRS: one warm-up each, then $vs_runs
-# interleaved runs, each on ROOT at rest (MODE rest), or all with the
-# sidecars txcript's warm-up left (MODE sidecars).
+# interleaved runs, each on ROOT at rest (MODE rest), in a shape agy
+# leaves (MODE wal or shm, see in_shape), or all with the sidecars
+# txcript's warm-up left (MODE sidecars). Rows not in BENCH_VS_STORES are
+# skipped.
 versus() {
-    local key=$1 root=$2 mode=$3 ours=$4 theirs=$5 i side
+    local key=$1 root=$2 mode=$3 ours=$4 theirs=$5 i side wanted=""
+    if [[ -n $vs_stores ]]; then
+        for side in ${vs_stores//,/ }; do [[ $key == "$side"* ]] && wanted=1; done
+        [[ -n $wanted ]] || return 0
+    fi
     vs_prepare=true
     [[ $mode == rest ]] && vs_prepare="$(declare -f at_rest); at_rest '$root'"
+    [[ $mode == wal || $mode == shm ]] && vs_prepare="$(declare -f in_shape); in_shape '$root' $mode"
+    bash -c "$vs_prepare"
+    # What each side writes in this shape, kept for a look (and compared
+    # across shapes below).
+    bash -c "set -o pipefail; ${ours% > /dev/null}" | sha1sum | cut -c1-40 >"$scratch/vs.$key.ours.sha1"
+    bash -c "$vs_prepare"
+    bash -c "${theirs% > /dev/null}" | wc -l >"$scratch/vs.$key.theirs.lines"
     bash -c "$vs_prepare"
     say "versus $key: $ours  ~  $theirs"
     rm -f "$scratch/vs.$key.ours" "$scratch/vs.$key.theirs"
@@ -340,19 +411,32 @@ versus() {
     # Peak RSS per stage, one run each.
     vs_rss[$key.ours]=$(peak_rss "$ours" "$vs_prepare") || true
     vs_rss[$key.theirs]=$(peak_rss "$theirs" "$vs_prepare") || true
-    at_rest "$root"
+    case $mode in
+    rest) at_rest "$root" ;;
+    wal | shm) in_shape "$root" wal ;;
+    esac
     status[vs_$key]=ok
 }
 
-if have_tool agy-dump && have_tool agy-decode && [[ -x $txcript ]]; then
-    # What txcript writes, kept for a look: one line per conversation.
-    "$txcript" "$store" >"$scratch/txcript.store2000.ndjson"
-    say "txcript: $(wc -l <"$scratch/txcript.store2000.ndjson") conversations of $(find "$store/conversations" -name '*.db' | wc -l) in ROOT2000"
-    at_rest "$store"
-    versus bigbrain "$bigbrain" rest "'$dump' '$bigbrain' | '$decode' > /dev/null" "'$txcript' '$bigbrain' > /dev/null"
-    versus store "$store" rest "'$dump' '$store' | '$decode' > /dev/null" "'$txcript' '$store' > /dev/null"
-    versus store32 "$store32" rest "'$dump' '$store32' | '$decode' > /dev/null" "'$txcript' '$store32' > /dev/null"
-    versus store_sidecars "$store" sidecars "'$dump' '$store' | '$decode' > /dev/null" "'$txcript' '$store' > /dev/null"
+# vs_pair KEY ROOT MODE: versus with our pipeline and txcript on ROOT.
+vs_pair() {
+    versus "$1" "$2" "$3" "'$dump' '$2' | '$decode' > /dev/null" "'$txcript' '$2' > /dev/null"
+}
+if (want vs || want shapes) && have_tool agy-dump && have_tool agy-decode && [[ -x $txcript ]]; then
+    # Issue 26: the WAL-mode stores in each shape agy leaves.
+    vs_pair rootwal_ckpt "$rootwal_ckpt" rest
+    vs_pair rootwal_wal "$rootwal" wal
+    vs_pair rootwal_shm "$rootwal" shm
+    vs_pair bigwal_ckpt "$bigwal_ckpt" rest
+    vs_pair bigwal_wal "$bigwal" wal
+    vs_pair bigwal_shm "$bigwal" shm
+fi
+if want vs && have_tool agy-dump && have_tool agy-decode && [[ -x $txcript ]]; then
+    # Issue 20's rows: stores generated checkpointed.
+    vs_pair bigbrain "$bigbrain" rest
+    vs_pair store "$store" rest
+    vs_pair store32 "$store32" rest
+    vs_pair store_sidecars "$store" sidecars
 fi
 
 # ---------------------------------------------------------------------------
@@ -369,7 +453,7 @@ bigmsg_rss() {
     say "peak memory $1: $2"
     bm_rss[$1]=$(peak_rss "$2" "${3:-true}") || bm_rss[$1]=failed
 }
-if have_tool agy-dump && have_tool agy-decode; then
+if want memory && have_tool agy-dump && have_tool agy-decode; then
     "$dump" "$bigmsg" >"$bm.rows.ndjson"
     "$decode" <"$bm.rows.ndjson" >"$bm.messages.ndjson"
     "$decode" --format anthropic <"$bm.rows.ndjson" >"$bm.anthropic.ndjson"
@@ -404,6 +488,53 @@ if have_tool agy-dump && have_tool agy-decode; then
         bigmsg_rss render_md "'$render' --format markdown < '$bm.messages.ndjson' > /dev/null"
         bm_line[render_md]=$msgs_line
     fi
+fi
+# Issue 26: agy-render on the other large things a conversation can hold,
+# each one message stream of a single conversation (user text, the big
+# part, a result) written by perl: a tool call whose input is 50 MB of
+# JSON, a content block of a type agy-render does not know holding 50 MB,
+# an Edit of a 25 MB file changing a few lines in its middle, and one
+# rewriting it whole (both strings 25 MB), and a 50 MB system message
+# (Markdown shows text over 1 MiB as written).
+bigcase() {
+    local name=$1
+    BIG_BYTES=$(q 50000000) perl -e '
+        my ($name, $id, $n) = (@ARGV, $ENV{BIG_BYTES});
+        # Lines of code-like text with the characters JSON and HTML escape.
+        sub text { my ($bytes, $seed) = @_; my @l; my $len = 0; my $i = 0;
+            while ($len < $bytes) { my $line = sprintf(qq{    let v%d = f("%s", %d) <= g(&x[%d]); // \x27%s\x27 & more\t\n}, $i, "a" x ($i % 23), $i * $seed, $i % 97, "b" x ($i % 11));
+                push @l, $line; $len += length $line; $i++ }
+            return join "", @l }
+        sub js { my $s = shift; $s =~ s/(["\\])/\\$1/g; $s =~ s/\n/\\n/g; $s =~ s/\t/\\t/g; return $s }
+        my $head = qq({"conversation":"$id","kind":"message");
+        print $head, qq(,"role":"user","idx":0,"content":[{"type":"text","text":"Start."}]}\n);
+        if ($name eq "call_input") {
+            print $head, qq(,"role":"assistant","idx":1,"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"), js(text($n, 3)), qq(","env":{"A":"1","B":[1,2,{"c":null}]},"timeout":600}}]}\n);
+        } elsif ($name eq "unknown_block") {
+            print $head, qq(,"role":"assistant","idx":1,"content":[{"type":"mystery","data":{"payload":"), js(text($n, 5)), qq(","n":[1,2,3]}}]}\n);
+        } elsif ($name eq "edit" or $name eq "edit_rewrite") {
+            my $old = text($n / 2, 7);
+            my $new = $old;
+            if ($name eq "edit") { my $mid = index($new, "\n", length($new) / 2); substr($new, $mid + 1, 0) = "    inserted();\n    and_another();\n"; }
+            else { $new = text($n / 2, 11) }
+            print $head, qq(,"role":"assistant","idx":1,"content":[{"type":"tool_use","id":"t1","name":"Edit","input":{"file_path":"/src/big.rs","old_string":"), js($old), qq(","new_string":"), js($new), qq("}}]}\n);
+        } elsif ($name eq "system") {
+            print $head, qq(,"role":"system","step_type":"SYSTEM_MESSAGE","idx":1,"content":[{"type":"text","text":"), js(text($n, 13)), qq("}]}\n);
+        }
+        if ($name ne "unknown_block" and $name ne "system") {
+            print $head, qq(,"role":"user","idx":2,"content":[{"type":"tool_result","tool_use_id":"t1","content":"done"}]}\n);
+        }
+    ' "$name" 0bb5c533-0f37-4e6b-8578-b94607c75201 >"$bm.$name.ndjson"
+}
+if want memory && have_tool agy-render; then
+    for case in call_input unknown_block edit edit_rewrite system; do
+        bigcase "$case"
+        line=$(longest "$bm.$case.ndjson")
+        bigmsg_rss "render_$case" "'$render' < '$bm.$case.ndjson' > /dev/null"
+        bm_line[render_$case]=$line
+        bigmsg_rss "render_md_$case" "'$render' --format markdown < '$bm.$case.ndjson' > /dev/null"
+        bm_line[render_md_$case]=$line
+    done
 fi
 
 # ---------------------------------------------------------------------------
@@ -457,7 +588,7 @@ store_kb=$(db_kb "$store")
 store32_kb=$(db_kb "$store32")
 timer=$(have_cmd hyperfine && echo "hyperfine $(hyperfine --version | awk '{ print $2 }'), at least $runs runs and 3 s + 1 warm-up" || echo "date +%s%N, $runs runs + 1 warm-up")
 
-if [[ -z $only ]]; then
+if want tools; then
 echo "## Benchmark run"
 echo
 echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -623,7 +754,8 @@ stages_mib() {
         echo "${out[*]} MiB"
     )
 }
-echo "## Against txcript 0.14.4 (issue 20)"
+if want vs || want shapes; then
+echo "## Against txcript 0.14.4 (issues 20 and 26)"
 echo
 echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit, $(nproc) cores"
 echo "- $vs_runs runs of each side, interleaved after a warm-up each; medians. CPU is user + system time of"
@@ -646,15 +778,45 @@ vs_row() {
     printf '| %s | %.3f s, %.2f s | %.3f s, %.2f s | %s | %s | %s; %s | %s | %s | %s |\n' "$name" "$ow" "$oc" "$tw" "$tc" "$wr" "$cr" \
         "$(stages_mib "${vs_rss[$key.ours]}")" "$(stages_mib "${vs_rss[$key.theirs]}")" "${vs_load[$key]}" "${target:-(information)}" "$v"
 }
-vs_row bigbrain "big.db's conversation with its brain files ($(du -sm "$bigbrain" | cut -f1) MB)" "wall <= 0.4x, CPU <= 0.6x"
-vs_row store "ROOT2000 (4 KiB pages)" "wall <= 0.4x, CPU <= 0.6x"
-vs_row store32 "ROOT2000-32K" ""
-vs_row store_sidecars "ROOT2000 with the -wal and -shm txcript leaves" ""
+mb() { du -sm --apparent-size "$1" | cut -f1; }
+rootw_kb=$(du -sk --apparent-size "$rootwal_ckpt/conversations" | awk -v n="$(find "$rootwal_ckpt/conversations" -name '*.db' | wc -l)" '{ printf "%.0f", $1 * 1.024 / n }')
+wal_kb=$(find "$rootwal.sidecars" -name '*.db-wal' -printf '%s\n' | awk '{ s += $1; n++ } END { if (n) printf "%.0f", s / n / 1000 }')
+target="wall <= 0.4x, CPU <= 0.6x"
+vs_row rootwal_ckpt "ROOTW: 2,000 WAL-mode conversations ($rootw_kb KB per db, $(mb "$rootwal_ckpt") MB with brain files), checkpointed" "$target"
+vs_row rootwal_wal "same, last 5 steps in a -wal ($wal_kb KB), no -shm (agy exited)" "$target"
+vs_row rootwal_shm "same, -wal and -shm (agy killed or running)" "$target"
+vs_row bigwal_ckpt "BIGW: big.db's conversation in WAL mode, 4 KiB pages, with brain files ($(mb "$bigwal_ckpt") MB), checkpointed" "$target"
+vs_row bigwal_wal "same, last 400 steps in a -wal, no -shm" "$target"
+vs_row bigwal_shm "same, -wal and -shm" "$target"
+if want vs; then
+    vs_row bigbrain "big.db's conversation with its brain files, 32 KiB pages ($(mb "$bigbrain") MB)" "$target"
+    vs_row store "ROOT2000 (4 KiB pages)" "$target"
+    vs_row store32 "ROOT2000-32K" ""
+    vs_row store_sidecars "ROOT2000 with the -wal and -shm txcript leaves" ""
+fi
 echo
-echo "Every run but the last row's starts from the store at rest, as agy leaves it: no -wal or -shm beside"
-echo "a database. txcript's read-only connections create an empty -wal and a -shm beside each one and leave"
-echo "them; the last row keeps them for both sides (agy-dump then reads every database as a live one)."
+# same_output KEY...: whether our output was the same bytes in each shape.
+same_output() {
+    local k first="" all=yes
+    for k in "$@"; do
+        [[ -f $scratch/vs.$k.ours.sha1 ]] || return 0
+        [[ -z $first ]] && first=$(cat "$scratch/vs.$k.ours.sha1")
+        [[ $(cat "$scratch/vs.$k.ours.sha1") == "$first" ]] || all=no
+    done
+    echo "$all"
+}
+txcript_lines() { cat "$scratch/vs.$1.theirs.lines" 2>/dev/null || echo "?"; }
+echo "Each run starts from its store in its shape: ROOTW and BIGW as agy leaves them (the -wal and -shm put"
+echo "back as generated before every run of either side, since txcript's readers create a -shm where there is"
+echo "none and write into it), the older rows at rest (no -wal or -shm beside a database; the last keeps the"
+echo "empty -wal and -shm txcript leaves, and agy-dump then reads every database as a live one)."
+echo "\`agy-dump | agy-decode\` wrote the same bytes in the three shapes: ROOTW $(same_output rootwal_ckpt rootwal_wal rootwal_shm),"
+echo "BIGW $(same_output bigwal_ckpt bigwal_wal bigwal_shm). txcript's conversations (lines) in the three shapes: ROOTW"
+echo "$(txcript_lines rootwal_ckpt)/$(txcript_lines rootwal_wal)/$(txcript_lines rootwal_shm), BIGW $(txcript_lines bigwal_ckpt)/$(txcript_lines bigwal_wal)/$(txcript_lines bigwal_shm)."
 echo
+fi # vs, shapes
+
+if want memory; then
 echo "## Peak memory with one 50 MB user text (issue 20)"
 echo
 if [[ -n ${rows_line:-} ]]; then
@@ -685,3 +847,18 @@ if [[ -n ${rows_line:-} ]]; then
     bm_row render "agy-render < messages"
     bm_row render_md "agy-render --format markdown < messages"
 fi
+if [[ -n ${bm_line[render_call_input]:-} ]]; then
+    echo
+    echo "Issue 26: agy-render on one conversation holding another large thing (written by bench/run.sh's"
+    echo "\`bigcase\`): a tool call whose input is 50 MB of JSON (\`call_input\`), a 50 MB block of a type it does not"
+    echo "know (\`unknown_block\`), an Edit of a 25 MB file that inserts two lines in its middle (\`edit\`) and one"
+    echo "that rewrites it whole (\`edit_rewrite\`), a 50 MB system message (\`system\`)."
+    echo
+    echo "| tool | command | peak RSS | longest line handled | ratio | target | met? |"
+    echo "| --- | --- | ---: | ---: | ---: | --- | --- |"
+    for case in call_input unknown_block edit edit_rewrite system; do
+        bm_row "render_$case" "agy-render < $case"
+        bm_row "render_md_$case" "agy-render --format markdown < $case"
+    done
+fi
+fi # memory

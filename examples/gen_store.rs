@@ -57,6 +57,16 @@ Options:
       --first-prompt-bytes N
                             make each conversation's first user text about
                             N bytes of prose (the big-message benchmark)
+      --wal-steps N         leave each conversation's last N steps in its
+                            `-wal`, as agy leaves a conversation on exit:
+                            they are written after the switch to WAL, one
+                            transaction each, with SQLite's automatic
+                            checkpoints, and the database is closed without
+                            a checkpoint (the -shm is removed)
+      --shm                 with --wal-steps: keep the `-shm` as well, as a
+                            killed (or still running) agy leaves it
+      --artifacts           write agy's artifacts (task.md, implementation
+                            plan, walkthrough) into every brain directory
       --sample              the small, readable store of the README tour:
                             3 conversations of 10-30 steps covering every
                             tool kind, short outputs, 4 KiB pages
@@ -95,6 +105,9 @@ struct Options {
     brain: bool,
     sample: bool,
     first_prompt_bytes: Option<usize>,
+    wal_steps: usize,
+    shm: bool,
+    artifacts: bool,
 }
 
 fn parse_args() -> Result<Option<Options>> {
@@ -111,6 +124,9 @@ fn parse_args() -> Result<Option<Options>> {
         brain: true,
         sample: false,
         first_prompt_bytes: None,
+        wal_steps: 0,
+        shm: false,
+        artifacts: false,
     };
     let mut page_size = None;
     let mut max_output = None;
@@ -128,6 +144,9 @@ fn parse_args() -> Result<Option<Options>> {
             Long("first-prompt-bytes") => {
                 options.first_prompt_bytes = Some(parser.value()?.parse()?)
             }
+            Long("wal-steps") => options.wal_steps = parser.value()?.parse()?,
+            Long("shm") => options.shm = true,
+            Long("artifacts") => options.artifacts = true,
             Long("sample") => options.sample = true,
             Short('h') | Long("help") => {
                 print!("{USAGE}");
@@ -154,6 +173,12 @@ fn parse_args() -> Result<Option<Options>> {
     if !options.page_size.is_power_of_two() || !(512..=65536).contains(&options.page_size) {
         return Err("--page-size must be a power of two from 512 to 65536".into());
     }
+    if options.shm && options.wal_steps == 0 {
+        return Err("--shm needs --wal-steps".into());
+    }
+    if options.artifacts && !options.brain {
+        return Err("--artifacts needs brain directories (drop --no-brain)".into());
+    }
     Ok(Some(options))
 }
 
@@ -163,6 +188,11 @@ fn run() -> Result<()> {
     };
     let started = Instant::now();
     fs::create_dir_all(options.root.join("conversations"))?;
+    // The salts of a WAL header come from SQLite's generator: seeded, so
+    // the -wal and -shm files are the same bytes on every run too.
+    if options.wal_steps > 0 {
+        seed_sqlite_randomness(options.seed);
+    }
     let mut seeds = Rng::new(options.seed);
     let mut totals = Totals::default();
     // Row bytes per output byte depend on the era only; measured once each.
@@ -184,13 +214,18 @@ fn run() -> Result<()> {
             scale,
             max: shape.max_output,
         };
+        let wal = WalShape {
+            steps: options.wal_steps,
+            shm: options.shm,
+        };
         totals.add(write_conversation(
             &options.root,
             &conversation,
             &plan,
             sizes,
+            wal,
         )?);
-        if options.sample && options.brain && index == 0 {
+        if (options.sample && options.brain && index == 0) || options.artifacts {
             write_artifacts(&options.root, &conversation)?;
         }
     }
@@ -1954,20 +1989,49 @@ fn utc_text(seconds: i64) -> String {
 // ---------------------------------------------------------------------------
 // Writing.
 
+/// How much of a conversation is left in its WAL (`--wal-steps`, `--shm`).
+#[derive(Clone, Copy, Debug)]
+struct WalShape {
+    /// The last this many steps are written in WAL mode and left there.
+    steps: usize,
+    /// Keep the `-shm` beside the `-wal` (a killed or running agy).
+    shm: bool,
+}
+
+/// Seeds SQLite's random number generator, whose output becomes the salts
+/// of each WAL header, so a WAL written twice is the same bytes.
+fn seed_sqlite_randomness(seed: u64) {
+    let seed = (seed as u32) | 1;
+    // SAFETY: SQLITE_TESTCTRL_PRNG_SEED takes an int and a database
+    // handle, which may be null; it only sets a global before any
+    // connection of this process is open.
+    unsafe {
+        rusqlite::ffi::sqlite3_test_control(
+            rusqlite::ffi::SQLITE_TESTCTRL_PRNG_SEED,
+            seed as std::ffi::c_int,
+            std::ptr::null_mut::<rusqlite::ffi::sqlite3>(),
+        );
+    }
+}
+
 fn write_conversation(
     root: &Path,
     conversation: &Conversation,
     plan: &Plan,
     sizes: OutputSizes,
+    wal: WalShape,
 ) -> Result<Totals> {
     let shape = &conversation.shape;
     let db_path = root
         .join("conversations")
         .join(format!("{}.db", conversation.id));
-    for suffix in ["", "-wal", "-shm", "-journal"] {
+    let sidecar = |suffix: &str| {
         let mut name = db_path.clone().into_os_string();
         name.push(suffix);
-        match fs::remove_file(&name) {
+        PathBuf::from(name)
+    };
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        match fs::remove_file(sidecar(suffix)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
             _ => {}
         }
@@ -1977,7 +2041,7 @@ fn write_conversation(
         fs::remove_dir_all(&brain_dir)?;
     }
 
-    let mut conn = Connection::open(&db_path)?;
+    let conn = Connection::open(&db_path)?;
     conn.pragma_update(None, "page_size", shape.page_size)?;
     // Built without a journal (nothing to roll back to in a new file), then
     // switched to WAL below so the header says what agy's does.
@@ -1995,71 +2059,106 @@ fn write_conversation(
     };
 
     let mut totals = Totals::default();
-    let tx = conn.transaction()?;
+    conn.execute_batch("BEGIN")?;
     for (_, _, sql) in AGY_SCHEMA {
-        tx.execute(sql, [])?;
+        conn.execute(sql, [])?;
     }
-    tx.pragma_update(None, "user_version", AGY_USER_VERSION)?;
-    tx.execute(
+    conn.pragma_update(None, "user_version", AGY_USER_VERSION)?;
+    conn.execute(
         "INSERT INTO trajectory_meta (trajectory_id, cascade_id, trajectory_type, source) VALUES (?1, ?2, 4, 17)",
         params![conversation.trajectory_id, conversation.id],
     )?;
     let trajectory_metadata = trajectory_metadata(conversation);
     totals.row_bytes += trajectory_metadata.len() as u64;
-    tx.execute(
+    conn.execute(
         "INSERT INTO trajectory_metadata_blob (id, data) VALUES ('main', ?1)",
         params![trajectory_metadata],
     )?;
-    {
-        let mut insert_step = tx.prepare(
-            "INSERT INTO steps (idx, step_type, status, has_subtrajectory, metadata, error_details, permissions, task_details, render_info, step_payload, step_format) \
-             VALUES (?1, ?2, ?3, 0, ?4, ?5, NULL, NULL, NULL, ?6, 0)",
-        )?;
-        let mut insert_generation =
-            tx.prepare("INSERT INTO gen_metadata (idx, data, size) VALUES (?1, ?2, ?3)")?;
-        let mut insert_executor =
-            tx.prepare("INSERT INTO executor_metadata (idx, data) VALUES (?1, ?2)")?;
-        let mut generations = 0i64;
-        let mut last_turn = None;
-        for (idx, step) in plan.steps.iter().enumerate() {
-            if last_turn != Some(step.turn) {
-                last_turn = Some(step.turn);
-                let mut w = Writer::new();
-                w.message(10, |config| {
-                    config.message(1, |planner| {
-                        planner.string(28, "gemini-3.5-flash-low");
-                    });
-                });
-                let data = w.into_bytes();
-                totals.row_bytes += data.len() as u64;
-                insert_executor.execute(params![step.turn as i64, data])?;
-            }
-            let rendered = render_step(conversation, plan, idx, step, sizes, transcripts.is_some());
-            totals.row_bytes += rendered.row_bytes();
-            totals.steps += 1;
-            insert_step.execute(params![
-                idx as i64,
-                rendered.step_type as i64,
-                rendered.status as i64,
-                rendered.metadata,
-                rendered.error_details,
-                rendered.payload,
-            ])?;
-            if let Some(data) = &rendered.generation {
-                insert_generation.execute(params![generations, data, data.len() as i64])?;
-                generations += 1;
-            }
-            if let (Some(t), Some(view)) = (transcripts.as_mut(), &rendered.brain) {
-                t.write(idx, step, rendered.status, view)?;
-                if let Some(spill) = &view.spill {
-                    let dir = brain_dir.join("steps").join(idx.to_string());
-                    fs::create_dir_all(&dir)?;
-                    fs::write(dir.join("output.txt"), spill)?;
-                }
+    // The steps before `in_wal` go in the first transaction; the rest, one
+    // transaction each, after the switch to WAL.
+    let in_wal = plan.steps.len().saturating_sub(wal.steps);
+    let mut generations = 0i64;
+    let mut last_turn = None;
+    for (idx, step) in plan.steps.iter().enumerate() {
+        if idx == in_wal {
+            conn.execute_batch("COMMIT")?;
+            switch_to_wal(&conn, &db_path)?;
+            if wal.steps > 0 {
+                // As agy's SQLite: durable commits, automatic checkpoints
+                // every 1,000 pages, and none when it closes.
+                conn.pragma_update(None, "synchronous", "NORMAL")?;
+                conn.set_db_config(
+                    rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                    true,
+                )?;
             }
         }
+        if idx >= in_wal {
+            conn.execute_batch("BEGIN")?;
+        }
+        if last_turn != Some(step.turn) {
+            last_turn = Some(step.turn);
+            let mut w = Writer::new();
+            w.message(10, |config| {
+                config.message(1, |planner| {
+                    planner.string(28, "gemini-3.5-flash-low");
+                });
+            });
+            let data = w.into_bytes();
+            totals.row_bytes += data.len() as u64;
+            conn.prepare_cached("INSERT INTO executor_metadata (idx, data) VALUES (?1, ?2)")?
+                .execute(params![step.turn as i64, data])?;
+        }
+        let rendered = render_step(conversation, plan, idx, step, sizes, transcripts.is_some());
+        totals.row_bytes += rendered.row_bytes();
+        totals.steps += 1;
+        conn.prepare_cached(
+            "INSERT INTO steps (idx, step_type, status, has_subtrajectory, metadata, error_details, permissions, task_details, render_info, step_payload, step_format) \
+             VALUES (?1, ?2, ?3, 0, ?4, ?5, NULL, NULL, NULL, ?6, 0)",
+        )?
+        .execute(params![
+            idx as i64,
+            rendered.step_type as i64,
+            rendered.status as i64,
+            rendered.metadata,
+            rendered.error_details,
+            rendered.payload,
+        ])?;
+        if let Some(data) = &rendered.generation {
+            conn.prepare_cached("INSERT INTO gen_metadata (idx, data, size) VALUES (?1, ?2, ?3)")?
+                .execute(params![generations, data, data.len() as i64])?;
+            generations += 1;
+        }
+        if let (Some(t), Some(view)) = (transcripts.as_mut(), &rendered.brain) {
+            t.write(idx, step, rendered.status, view)?;
+            if let Some(spill) = &view.spill {
+                let dir = brain_dir.join("steps").join(idx.to_string());
+                fs::create_dir_all(&dir)?;
+                fs::write(dir.join("output.txt"), spill)?;
+            }
+        }
+        if idx >= in_wal {
+            conn.execute_batch("COMMIT")?;
+        }
     }
-    tx.commit()?;
+    if in_wal == plan.steps.len() {
+        conn.execute_batch("COMMIT")?;
+        switch_to_wal(&conn, &db_path)?;
+    }
+    // Closing the last connection checkpoints and removes -wal and -shm,
+    // unless the steps are to stay in the WAL.
+    conn.close().map_err(|(_, e)| e)?;
+    if wal.steps > 0 && !wal.shm {
+        fs::remove_file(sidecar("-shm"))?;
+    }
+    if let Some(t) = transcripts {
+        t.finish()?;
+    }
+    totals.db_bytes = fs::metadata(&db_path)?.len();
+    Ok(totals)
+}
+
+fn switch_to_wal(conn: &Connection, db_path: &Path) -> Result<()> {
     let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))?;
     if mode != "wal" {
         return Err(format!(
@@ -2068,13 +2167,7 @@ fn write_conversation(
         )
         .into());
     }
-    // Closing the last connection checkpoints and removes -wal and -shm.
-    conn.close().map_err(|(_, e)| e)?;
-    if let Some(t) = transcripts {
-        t.finish()?;
-    }
-    totals.db_bytes = fs::metadata(&db_path)?.len();
-    Ok(totals)
+    Ok(())
 }
 
 /// The artifacts agy keeps at the top of a conversation's brain directory

@@ -43,6 +43,16 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
+/// `value` as exactly `width` decimal digits, zero-padded (`value` has no
+/// more).
+fn push_digits(out: &mut String, value: u32, width: u32) {
+    let mut divisor = 10u32.pow(width - 1);
+    while divisor > 0 {
+        out.push(char::from(b'0' + (value / divisor % 10) as u8));
+        divisor /= 10;
+    }
+}
+
 impl Timestamp {
     /// Whether RFC 3339 can write this value.
     pub fn is_writable(&self) -> bool {
@@ -55,16 +65,17 @@ impl Timestamp {
     /// so millisecond timestamps from other tools come back as they went in.
     /// `None` when the value is out of range.
     pub fn format(&self) -> Option<String> {
-        let mut out = self.format_seconds()?;
-        out.pop();
+        let mut out = String::with_capacity(30);
+        self.write_seconds(&mut out)?;
         if self.nanos != 0 {
             let nanos = self.nanos as u32;
+            out.push('.');
             if nanos.is_multiple_of(1_000_000) {
-                out.push_str(&format!(".{:03}", nanos / 1_000_000));
+                push_digits(&mut out, nanos / 1_000_000, 3);
             } else if nanos.is_multiple_of(1_000) {
-                out.push_str(&format!(".{:06}", nanos / 1_000));
+                push_digits(&mut out, nanos / 1_000, 6);
             } else {
-                out.push_str(&format!(".{nanos:09}"));
+                push_digits(&mut out, nanos, 9);
             }
         }
         out.push('Z');
@@ -73,18 +84,35 @@ impl Timestamp {
 
     /// `YYYY-MM-DDTHH:MM:SSZ`, the brain transcript's second precision.
     pub fn format_seconds(&self) -> Option<String> {
+        let mut out = String::with_capacity(20);
+        self.write_seconds(&mut out)?;
+        out.push('Z');
+        Some(out)
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS` onto `out`, digit by digit: a decoded
+    /// conversation writes one per message, and `format!` made them a
+    /// twentieth of agy-decode's instructions.
+    fn write_seconds(&self, out: &mut String) -> Option<()> {
         if !self.is_writable() {
             return None;
         }
         let days = self.seconds.div_euclid(86_400);
-        let secs = self.seconds.rem_euclid(86_400);
+        let secs = self.seconds.rem_euclid(86_400) as u32;
         let (year, month, day) = civil_from_days(days);
-        Some(format!(
-            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-            secs / 3600,
-            secs / 60 % 60,
-            secs % 60
-        ))
+        // In range, the year is 0 to 9999.
+        push_digits(out, year as u32, 4);
+        out.push('-');
+        push_digits(out, month, 2);
+        out.push('-');
+        push_digits(out, day, 2);
+        out.push('T');
+        push_digits(out, secs / 3600, 2);
+        out.push(':');
+        push_digits(out, secs / 60 % 60, 2);
+        out.push(':');
+        push_digits(out, secs % 60, 2);
+        Some(())
     }
 
     /// Milliseconds since the epoch, as JavaScript keeps time (OpenCode's
@@ -226,21 +254,58 @@ mod tests {
         assert_eq!(ts(5, 999_999).epoch_millis(), 5_000);
     }
 
-    #[test]
-    fn parse_inverts_format() {
-        let mut state: u64 = 7;
-        for _ in 0..2000 {
+    /// The `format!` spelling the digit writer replaced.
+    fn formatted(t: Timestamp) -> String {
+        let days = t.seconds.div_euclid(86_400);
+        let secs = t.seconds.rem_euclid(86_400);
+        let (year, month, day) = civil_from_days(days);
+        let mut out = format!(
+            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
+            secs / 3600,
+            secs / 60 % 60,
+            secs % 60
+        );
+        let nanos = t.nanos as u32;
+        if nanos != 0 {
+            out.push_str(&match (nanos % 1_000_000, nanos % 1_000) {
+                (0, _) => format!(".{:03}", nanos / 1_000_000),
+                (_, 0) => format!(".{:06}", nanos / 1_000),
+                _ => format!(".{nanos:09}"),
+            });
+        }
+        out + "Z"
+    }
+
+    /// `n` timestamps from `seed`, anywhere in range, a quarter each with
+    /// no fraction, milliseconds, microseconds and nanoseconds.
+    fn random(seed: u64, n: usize) -> impl Iterator<Item = Timestamp> {
+        let mut state = seed;
+        (0..n).map(move |_| {
             state = state
                 .wrapping_mul(6_364_136_223_846_793_005)
                 .wrapping_add(1);
-            let seconds = MIN_SECONDS + (state >> 11) as i64 % (MAX_SECONDS - MIN_SECONDS);
+            let seconds = MIN_SECONDS + (state >> 11) as i64 % (MAX_SECONDS - MIN_SECONDS + 1);
             let nanos = match state % 4 {
                 0 => 0,
                 1 => ((state >> 7) % 1000) as i32 * 1_000_000,
                 2 => ((state >> 9) % 1_000_000) as i32 * 1000,
                 _ => ((state >> 3) % 1_000_000_000) as i32,
             };
-            let t = ts(seconds, nanos);
+            ts(seconds, nanos)
+        })
+    }
+
+    #[test]
+    fn digits_are_written_as_format_would() {
+        for t in random(11, 20_000) {
+            assert_eq!(t.format().unwrap(), formatted(t));
+            assert_eq!(t.format_seconds().unwrap(), formatted(ts(t.seconds, 0)));
+        }
+    }
+
+    #[test]
+    fn parse_inverts_format() {
+        for t in random(7, 2000) {
             let text = t.format().unwrap();
             assert_eq!(Timestamp::parse(&text), Ok(t), "{text}");
         }

@@ -351,6 +351,94 @@ fn long_thinking_and_tool_output_come_out_whole() {
     )));
 }
 
+/// A tool call whose input is JSON over a megabyte, a block of a type
+/// agy-render does not know as long, and a system message as long are
+/// made and written a piece at a time (issue 26), and come out as the
+/// whole would: the input and the block indented as serde_json indents
+/// them, the system message's text shown as written in Markdown too. The
+/// call with no result is held (in a temporary spool) to the end.
+#[test]
+fn long_json_and_long_system_messages_come_out_whole() {
+    let c = "c-json";
+    let text = format!(
+        "{}`` end",
+        "é & 😀 <b> \u{1}\"\\ ``````` \t\n".repeat(50_000)
+    );
+    let input = json!({"command": text, "env": {"A": "1", "list": [1, 2, {}]}, "timeout": 600});
+    let block = json!({"type": "hologram", "data": {"text": text, "n": [1, 2, 3]}});
+    let stream: String = [
+        message(
+            c,
+            "assistant",
+            "2026-08-10T09:00:01Z",
+            json!([
+                {"type": "tool_use", "id": "a", "name": "Bash", "input": input},
+                block,
+            ]),
+        ),
+        message(
+            c,
+            "user",
+            "2026-08-10T09:00:02Z",
+            json!([{"type": "tool_result", "tool_use_id": "a", "content": "done"}]),
+        ),
+        json!({"conversation": c, "kind": "message", "role": "system", "step_type": "SYSTEM_MESSAGE", "idx": 3,
+               "timestamp": "2026-08-10T09:00:03Z",
+               "content": [{"type": "text", "field": "note", "text": text}]}),
+        message(
+            c,
+            "assistant",
+            "2026-08-10T09:00:04Z",
+            json!([{"type": "tool_use", "id": "b", "name": "Bash", "input": input}]),
+        ),
+        meta(c, "json", "/w", "main", "m"),
+    ]
+    .into_iter()
+    .map(line)
+    .collect();
+    let in_pre = |text: &str| text.replace('&', "&amp;").replace('<', "&lt;");
+    let input_text = serde_json::to_string_pretty(&input).unwrap();
+    let block_text = serde_json::to_string_pretty(&block).unwrap();
+    assert!(input_text.len() > 1 << 20);
+    let html = render(&[], &stream);
+    // The preview ends after ten lines; the rest follows, escaped.
+    let tail = |text: &str| {
+        let at = text.match_indices('\n').nth(9).map_or(0, |(at, _)| at + 1);
+        in_pre(&text[at..])
+    };
+    assert!(html.contains(&format!(
+        "<pre class=\"json\">\n{}",
+        in_pre(&input_text[..12])
+    )));
+    assert_eq!(
+        html.matches(&tail(&input_text)).count(),
+        2,
+        "both calls, whole"
+    );
+    assert!(html.contains(&tail(&block_text)));
+    assert!(html.contains("<summary>hologram block</summary>"));
+    let escaped = text
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    assert!(html.contains(&format!("<dt>note</dt><dd>{escaped}</dd>")));
+    assert!(html.contains("No result recorded"));
+    assert_only_safe_markup(&html, "long json");
+    let md = render(&["--format", "markdown"], &stream);
+    let fence = "````````";
+    assert_eq!(
+        md.matches(&format!("{fence}json\n{input_text}\n{fence}\n\n"))
+            .count(),
+        2
+    );
+    assert!(md.contains(&format!(
+        "*hologram block:*\n\n{fence}json\n{block_text}\n{fence}\n\n"
+    )));
+    assert!(md.contains(&format!(
+        "> **note:**\n>\n> *This text is 1.4 MB: shown as it was written, not read as Markdown.*\n\n{fence}\n{text}\n{fence}\n\n"
+    )));
+}
+
 #[test]
 fn a_bad_conversation_does_not_stop_the_others() {
     let dir = Scratch::new("render-batch");

@@ -125,7 +125,14 @@ impl Bodies {
     }
 }
 
-impl Handoff {
+/// Where an [`Out`]'s batch goes when [`Out::spill`] says it may: the
+/// body's spooling thread, or a held call's spool.
+pub trait Spill {
+    /// Takes `batch` when it is full, leaving it empty.
+    fn hand_over(&mut self, batch: &mut Vec<u8>);
+}
+
+impl Spill for Handoff {
     /// Hands `batch` over when it is full, leaving an empty one in its
     /// place; a failure is remembered in `broken`.
     fn hand_over(&mut self, batch: &mut Vec<u8>) {
@@ -144,7 +151,9 @@ impl Handoff {
             self.broken = true;
         }
     }
+}
 
+impl Handoff {
     fn send(&mut self, job: Job) -> Result<()> {
         let jobs = self.jobs.as_ref().ok_or_else(gone)?;
         jobs.send(job).map_err(|_| gone())
@@ -158,7 +167,7 @@ impl Handoff {
 /// instead of all waiting in the batch.
 pub struct Out<'a> {
     batch: &'a mut Vec<u8>,
-    handoff: Option<&'a mut Handoff>,
+    handoff: Option<&'a mut dyn Spill>,
 }
 
 impl<'a> Out<'a> {
@@ -170,12 +179,78 @@ impl<'a> Out<'a> {
         }
     }
 
-    /// Hands the bytes so far on when they fill a batch (for the body;
-    /// nothing for a buffer in memory). The bytes after keep their order.
+    /// Bytes kept in `batch` until it is full, then handed to `spill`.
+    pub fn spilling(batch: &'a mut Vec<u8>, spill: &'a mut dyn Spill) -> Out<'a> {
+        Out {
+            batch,
+            handoff: Some(spill),
+        }
+    }
+
+    /// Hands the bytes so far on when they fill a batch (for the body and
+    /// a held call; nothing for a buffer in memory). The bytes after keep
+    /// their order.
     pub fn spill(&mut self) {
         if let Some(handoff) = self.handoff.as_deref_mut() {
             handoff.hand_over(self.batch);
         }
+    }
+}
+
+/// The page bytes of a call held until its result comes: in memory while
+/// they are fewer than a batch (most calls), else a batch at a time into a
+/// [`Spool`] (a MiB in memory, then a temporary file), so that a call
+/// about as long as its line (a large input, an Edit rewriting a large
+/// file) does not wait whole in memory beside the line.
+#[derive(Default)]
+pub struct Held {
+    /// The bytes, or the last of them when the others are in `spool`.
+    memory: Vec<u8>,
+    spool: Spool,
+    /// The first failure to spool (a full temporary directory).
+    error: Option<Error>,
+}
+
+impl Spill for Held {
+    fn hand_over(&mut self, batch: &mut Vec<u8>) {
+        if batch.len() < BATCH {
+            return;
+        }
+        if self.error.is_none() {
+            if let Err(e) = self.spool.append(batch) {
+                self.error = Some(e);
+            }
+        }
+        batch.clear();
+    }
+}
+
+impl Held {
+    /// The bytes `render` writes.
+    pub fn render(render: impl FnOnce(&mut Out)) -> Held {
+        let mut held = Held::default();
+        let mut batch = Vec::new();
+        render(&mut Out::spilling(&mut batch, &mut held));
+        held.memory = batch;
+        held
+    }
+
+    /// Writes the held bytes to `out`, handed on a batch at a time.
+    pub fn write(mut self, out: &mut Out) -> Result<()> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let len = self.spool.len();
+        let mut at = 0;
+        while at < len {
+            let end = (at + BATCH as u64).min(len);
+            self.spool.read_range(at..end, out)?;
+            out.spill();
+            at = end;
+        }
+        out.extend_from_slice(&self.memory);
+        out.spill();
+        Ok(())
     }
 }
 
@@ -264,6 +339,30 @@ mod tests {
         bodies.filled().unwrap();
         let mut spool = bodies.take().unwrap();
         assert_eq!(contents(&mut spool), whole);
+    }
+
+    #[test]
+    fn a_held_call_waits_a_batch_at_a_time_and_comes_back_whole() {
+        let mut whole = Vec::new();
+        let mut most = 0;
+        let held = Held::render(|out| {
+            for i in 0..3 * Spool::IN_MEMORY / 1000 {
+                let piece = format!("{i:0999}\n");
+                out.extend_from_slice(piece.as_bytes());
+                whole.extend_from_slice(piece.as_bytes());
+                out.spill();
+                most = most.max(out.len());
+            }
+            out.extend_from_slice(b"tail");
+        });
+        whole.extend_from_slice(b"tail");
+        assert!(most < BATCH, "the batch is handed on as it fills");
+        assert!(held.spool.len() > Spool::IN_MEMORY as u64);
+        assert!(held.memory.len() < BATCH);
+        let mut memory = b"before ".to_vec();
+        held.write(&mut Out::memory(&mut memory)).unwrap();
+        assert_eq!(&memory[..7], b"before ");
+        assert!(memory[7..] == whole[..]);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
+use super::pretty::Pretty;
 use super::stream::Members;
 use super::text::Text;
 
@@ -27,12 +28,14 @@ pub enum CallView<'a> {
         rest: Option<String>,
     },
     /// Anything else: the input, indented.
-    Json(String),
+    Json(Pretty<'a>),
 }
 
+/// One edit: its old and new strings as the bodies of their JSON string
+/// literals, left in the line ([`super::diff`] reads them there).
 pub struct EditView<'a> {
-    pub old: Cow<'a, str>,
-    pub new: Cow<'a, str>,
+    pub old: &'a str,
+    pub new: &'a str,
     pub replace_all: bool,
 }
 
@@ -64,7 +67,7 @@ pub fn show<'a>(name: &str, input: &'a RawValue) -> (CallView<'a>, Option<String
 
 pub fn view<'a>(name: &str, input: &'a RawValue, args: Option<&Members<'a>>) -> CallView<'a> {
     let Some(args) = args else {
-        return CallView::Json(pretty(input.get()));
+        return CallView::Json(Pretty::of(input.get()));
     };
     match name {
         "Edit" => {
@@ -101,13 +104,17 @@ pub fn view<'a>(name: &str, input: &'a RawValue, args: Option<&Members<'a>>) -> 
         }
         _ => {}
     }
-    CallView::Json(pretty(input.get()))
+    CallView::Json(Pretty::of(input.get()))
 }
 
 fn edit_view<'a>(args: &Members<'a>) -> Option<EditView<'a>> {
+    let body = |key: &str| {
+        let raw = args.get(key)?.get();
+        raw.strip_prefix('"')?.strip_suffix('"')
+    };
     Some(EditView {
-        old: args.string("old_string")?,
-        new: args.string("new_string")?,
+        old: body("old_string")?,
+        new: body("new_string")?,
         replace_all: args.is_true("replace_all"),
     })
 }
@@ -121,72 +128,7 @@ fn rest(args: &Members, shown: &[&str]) -> Option<String> {
             .cloned()
             .collect(),
     );
-    (!left.0.is_empty()).then(|| pretty(&left.to_json()))
-}
-
-/// Valid JSON text re-indented by two spaces, `"key": value`, members in
-/// their order, strings and numbers as they were written: the layout of
-/// `serde_json::to_string_pretty`, made in one pass over the text instead
-/// of through a tree.
-pub fn pretty(json: &str) -> String {
-    let bytes = json.as_bytes();
-    let mut out = Vec::with_capacity(json.len() + json.len() / 4);
-    let mut depth = 0usize;
-    let newline = |out: &mut Vec<u8>, depth: usize| {
-        out.push(b'\n');
-        out.resize(out.len() + 2 * depth, b' ');
-    };
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        match b {
-            b'"' => {
-                let start = i;
-                i += 1;
-                while i < bytes.len() {
-                    match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
-                        Some(at) if bytes[i + at] == b'\\' => i += at + 2,
-                        Some(at) => {
-                            i += at + 1;
-                            break;
-                        }
-                        None => i = bytes.len(),
-                    }
-                }
-                out.extend_from_slice(&bytes[start..i.min(bytes.len())]);
-                continue;
-            }
-            b'{' | b'[' => {
-                let close = if b == b'{' { b'}' } else { b']' };
-                let next = bytes[i + 1..]
-                    .iter()
-                    .position(|c| !c.is_ascii_whitespace())
-                    .map(|at| i + 1 + at);
-                if next.is_some_and(|at| bytes[at] == close) {
-                    out.extend_from_slice(&[b, close]);
-                    i = next.unwrap_or(i) + 1;
-                    continue;
-                }
-                out.push(b);
-                depth += 1;
-                newline(&mut out, depth);
-            }
-            b'}' | b']' => {
-                depth = depth.saturating_sub(1);
-                newline(&mut out, depth);
-                out.push(b);
-            }
-            b',' => {
-                out.push(b',');
-                newline(&mut out, depth);
-            }
-            b':' => out.extend_from_slice(b": "),
-            b' ' | b'\t' | b'\n' | b'\r' => {}
-            _ => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).unwrap_or_else(|_| json.to_string())
+    (!left.0.is_empty()).then(|| Pretty::of_members(&left).whole())
 }
 
 /// The argument that says most about a call in one line (a command, a
@@ -211,9 +153,40 @@ pub fn summary(args: &Members) -> Option<String> {
         "ToolName",
         "description",
     ];
-    let text = KEYS.iter().find_map(|key| args.string(key))?;
-    let line = text.lines().find(|l| !l.trim().is_empty())?.trim();
-    Some(cut(line, SUMMARY_CHARS))
+    let body = KEYS.iter().find_map(|key| {
+        let raw = args.get(key)?.get();
+        raw.strip_prefix('"')?.strip_suffix('"')
+    })?;
+    first_line(body).map(|line| cut(line.trim_end(), SUMMARY_CHARS))
+}
+
+/// The first line of the string whose JSON body is `body` that is not
+/// blank, without its leading white space, read only as far as it takes
+/// to know where [`cut`] cuts it: the string can be a command of
+/// megabytes.
+fn first_line(body: &str) -> Option<String> {
+    let mut line = String::new();
+    let mut chars = 0;
+    for c in super::text::json_chars(body) {
+        match c {
+            '\n' if line.trim_end().is_empty() => {
+                line.clear();
+                chars = 0;
+            }
+            '\n' => return Some(line),
+            c if chars == 0 && c.is_whitespace() => {}
+            c => {
+                line.push(c);
+                chars += 1;
+                // More than the cut keeps, and not white space that the
+                // end of the line could trim: cut here whatever follows.
+                if chars > SUMMARY_CHARS && !c.is_whitespace() {
+                    return Some(line);
+                }
+            }
+        }
+    }
+    (!line.trim_end().is_empty()).then_some(line)
 }
 
 pub const SUMMARY_CHARS: usize = 160;
@@ -239,7 +212,7 @@ pub enum ResultView<'a> {
     },
     /// Content blocks, as the Messages API allows in a result.
     Blocks(Vec<Members<'a>>),
-    Json(String),
+    Json(Pretty<'a>),
 }
 
 /// How `content` shows.
@@ -267,13 +240,13 @@ pub fn result_view(content: Option<&RawValue>) -> ResultView<'_> {
                     return ResultView::File { verb, path };
                 }
             }
-            ResultView::Json(pretty(json))
+            ResultView::Json(Pretty::of(json))
         }
         Some(b'[') => match content_blocks(json) {
             Some(blocks) => ResultView::Blocks(blocks),
-            None => ResultView::Json(pretty(json)),
+            None => ResultView::Json(Pretty::of(json)),
         },
-        _ => ResultView::Json(pretty(json)),
+        _ => ResultView::Json(Pretty::of(json)),
     }
 }
 
@@ -326,7 +299,7 @@ mod tests {
         };
         assert_eq!(path.as_deref(), Some("/a.rs"));
         assert_eq!(edits.len(), 1);
-        assert_eq!(edits[0].old, "x\n");
+        assert_eq!(edits[0].old, r"x\n");
         assert_eq!(rest.as_deref(), Some("{\n  \"Instruction\": \"fix\"\n}"));
         let multi = raw(
             r#"{"file_path":"/a.rs","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":"d","replace_all":true}]}"#,
@@ -359,23 +332,6 @@ mod tests {
     }
 
     #[test]
-    fn pretty_matches_serde_json() {
-        for json in [
-            r#"{"a":1,"b":[1,2,{"c":"x, y: {z}"}],"d":{},"e":[],"f":"q\"uo\\te","g":null,"h":[[]],"i":{"j":{"k":true}}}"#,
-            r#"[]"#,
-            r#""just a string""#,
-            r#"{ "spaced" : [ 1 , 2 ] , "empty" : { } }"#,
-        ] {
-            let value: serde_json::Value = serde_json::from_str(json).unwrap();
-            assert_eq!(
-                pretty(json),
-                serde_json::to_string_pretty(&value).unwrap(),
-                "{json}"
-            );
-        }
-    }
-
-    #[test]
     fn results_by_shape() {
         let view = |json: &'static str| result_view(Some(raw(json)));
         assert!(matches!(view(r#""""#), ResultView::Empty));
@@ -395,6 +351,51 @@ mod tests {
         ));
         assert!(matches!(view(r#"[{"name":"a"}]"#), ResultView::Json(_)));
         assert!(matches!(view("[1]"), ResultView::Json(_)));
+    }
+
+    /// The first line read as far as the cut is the line `str::lines`
+    /// finds, trimmed and cut.
+    #[test]
+    fn the_first_line_is_read_only_as_far_as_the_cut() {
+        let whole = |text: &str| {
+            text.lines()
+                .find(|l| !l.trim().is_empty())
+                .map(|l| cut(l.trim(), SUMMARY_CHARS))
+        };
+        let alphabet = [
+            " ", "a", "\n", "\t", "é", "\r", "\u{a0}", "\u{3000}", "\"", "😀",
+        ];
+        let mut state: u64 = 3;
+        for round in 0..5000 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            let len = (state >> 40) as usize % 400;
+            let mut text = String::new();
+            for i in 0..len {
+                let pick = (state >> (i % 50)) as usize + i * 7 + round;
+                // Long runs of one letter make lines of about the cut.
+                let letter = if pick.is_multiple_of(5) {
+                    alphabet[pick % alphabet.len()]
+                } else {
+                    "a"
+                };
+                text.push_str(letter);
+            }
+            let literal = serde_json::to_string(&text).unwrap();
+            let body = &literal[1..literal.len() - 1];
+            assert_eq!(
+                first_line(body).map(|l| cut(l.trim_end(), SUMMARY_CHARS)),
+                whole(&text),
+                "{text:?}"
+            );
+        }
+        let edge = format!("\n \t\n  {}  \nnext", "x".repeat(SUMMARY_CHARS));
+        let literal = serde_json::to_string(&edge).unwrap();
+        assert_eq!(
+            first_line(&literal[1..literal.len() - 1]).map(|l| cut(l.trim_end(), SUMMARY_CHARS)),
+            whole(&edge)
+        );
     }
 
     #[test]

@@ -25,18 +25,19 @@ use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 
-use super::body::Out;
+use super::body::{Held, Out};
 use super::calls;
 use super::page::{Page, ResultOf};
 use super::stream::{Block, Record, Role};
 use super::summary::Summary;
 use super::text::Text;
+use crate::error::Error;
 
 struct HeldCall {
     id: String,
     name: String,
     number: u64,
-    rendered: Vec<u8>,
+    rendered: Held,
 }
 
 pub struct Conversation {
@@ -53,6 +54,8 @@ pub struct Conversation {
     artifacts_open: bool,
     messages: u64,
     calls: u64,
+    /// A held call's bytes could not be kept ([`Conversation::take_error`]).
+    error: Option<Error>,
 }
 
 impl Conversation {
@@ -66,6 +69,19 @@ impl Conversation {
             artifacts_open: false,
             messages: 0,
             calls: 0,
+            error: None,
+        }
+    }
+
+    /// The first failure to hold or write a call's page bytes since the
+    /// last time this was asked: the conversation cannot be written whole.
+    pub fn take_error(&mut self) -> Option<Error> {
+        self.error.take()
+    }
+
+    fn note(&mut self, result: crate::error::Result<()>) {
+        if let (Err(e), None) = (result, &self.error) {
+            self.error = Some(e);
         }
     }
 
@@ -80,7 +96,7 @@ impl Conversation {
             Some(Role::Assistant) => self.assistant(page, out, record, &blocks, number),
             Some(Role::User) => self.user(page, out, record, &blocks, number),
             Some(Role::System) | None if !self.held.is_empty() => {
-                page.system(&mut self.deferred, record, number);
+                page.system(&mut Out::memory(&mut self.deferred), record, number);
             }
             Some(Role::System) | None => {
                 self.settle(page, out);
@@ -104,8 +120,7 @@ impl Conversation {
             match block {
                 Block::ToolUse { id, name, input } => {
                     self.calls += 1;
-                    let mut rendered = Vec::new();
-                    page.call(&mut rendered, name, input);
+                    let rendered = Held::render(|out| page.call(out, name, input));
                     self.held.push(HeldCall {
                         id: id.to_string(),
                         name: name.to_string(),
@@ -187,14 +202,16 @@ impl Conversation {
             None => self.unanswered.remove(id),
         };
         page.tool_start(out, call.as_ref().map(|call| call.number));
-        if let Some(call) = &call {
-            write_held(out, &call.rendered);
-        }
+        let call = call.map(|call| {
+            let written = call.rendered.write(out);
+            self.note(written);
+            (call.name, call.number)
+        });
         page.result(
             out,
             &ResultOf {
-                name: call.as_ref().map(|call| &*call.name).or(late.as_deref()),
-                call: call.as_ref().map(|call| call.number),
+                name: call.as_ref().map(|(name, _)| &**name).or(late.as_deref()),
+                call: call.as_ref().map(|(_, number)| *number),
                 view,
                 is_error,
                 damaged,
@@ -207,11 +224,13 @@ impl Conversation {
     }
 
     /// Writes the calls still held, without results, closes the open turn,
-    /// and writes the system messages that waited for the calls.
-    fn settle(&mut self, page: &dyn Page, out: &mut Out) {
-        for call in self.held.drain(..) {
+    /// and writes the system messages that waited for the calls: at the
+    /// end of the conversation, before its body is taken.
+    pub fn settle(&mut self, page: &dyn Page, out: &mut Out) {
+        for call in std::mem::take(&mut self.held) {
             page.tool_start(out, Some(call.number));
-            write_held(out, &call.rendered);
+            let written = call.rendered.write(out);
+            self.note(written);
             page.no_result(out);
             page.tool_end(out);
             self.unanswered.insert(call.id, call.name);
@@ -262,15 +281,5 @@ impl Conversation {
         self.settle(page, &mut Out::memory(&mut out));
         self.close_artifacts(page, &mut out);
         (self.summary, out)
-    }
-}
-
-/// Writes a held call's page bytes, handed on a batch at a time: the call
-/// of a long input is about as large as its line, and a copy of it waiting
-/// whole in the batch would be as large again.
-fn write_held(out: &mut Out, rendered: &[u8]) {
-    for chunk in rendered.chunks(64 << 10) {
-        out.extend_from_slice(chunk);
-        out.spill();
     }
 }

@@ -15,12 +15,13 @@ use serde_json::value::RawValue;
 use super::body::Out;
 use super::calls::{self, CallView, ResultView};
 use super::csp;
-use super::diff::{Hunk, Line};
+use super::diff::{Diff, Line};
 use super::entry::Entry;
 use super::escape::{html_attr, html_text};
 use super::markdown;
 use super::page::{Page, ResultOf};
-use super::pre::{long_pre, pre, size, Source, LONG_LINES};
+use super::pre::{long_pre, pre, pretty_pre, size, Source, LONG_LINES};
+use super::pretty::Pretty;
 use super::stream::{Block, Media, Members, Record, Role};
 use super::summary::{counted, display_time, grouped, iso_time, Summary};
 use super::text::{LongText, Text};
@@ -107,10 +108,11 @@ fn plain_text(out: &mut Out, text: &Text) {
 }
 
 /// A `<pre>` of indented JSON, a long one written in pieces.
-fn json_pre(out: &mut Out, json: &str) {
-    match Text::of_str(json) {
-        Text::Long(long) => long_pre(out, "json", &long),
-        Text::Read(json) => pre(out, "json", Source::Text(&json)),
+fn json_pre(out: &mut Out, json: &Pretty) {
+    if json.json_len() > markdown::MARKDOWN_LIMIT {
+        pretty_pre(out, "json", json);
+    } else {
+        pre(out, "json", Source::Text(&json.whole()));
     }
 }
 
@@ -146,15 +148,12 @@ fn damage_note(out: &mut Vec<u8>, damage: &Option<Option<Cow<str>>>) {
     push(out, ".</p>");
 }
 
-fn diff(out: &mut Vec<u8>, path: Option<&str>, hunks: &[Hunk], replace_all: bool) {
-    let lines: usize = hunks.iter().map(|h| h.lines.len()).sum();
+/// An edit as a diff, its lines unescaped one at a time from the line and
+/// handed on as they are written.
+fn diff(out: &mut Out, path: Option<&str>, diff: &Diff, replace_all: bool) {
+    let (lines, added) = diff.counts();
     let collapsed = lines > LONG_LINES * 3;
     if collapsed {
-        let added = hunks
-            .iter()
-            .flat_map(|h| &h.lines)
-            .filter(|(k, _)| *k == Line::Added)
-            .count();
         push(out, "<details class=\"more\"><summary>");
         html_text(
             out,
@@ -176,17 +175,18 @@ fn diff(out: &mut Vec<u8>, path: Option<&str>, hunks: &[Hunk], replace_all: bool
         push(out, " (every occurrence)");
     }
     push(out, "</span>");
-    if hunks.is_empty() {
+    if diff.hunks().is_empty() {
         push(
             out,
             "<span class=\"hunk\">(old and new text are the same)</span>",
         );
     }
-    for hunk in hunks {
+    let mut text = String::new();
+    for hunk in diff.hunks() {
         push(out, "<span class=\"hunk\">");
         html_text(out, &hunk.header);
         push(out, "</span>");
-        for (kind, line) in &hunk.lines {
+        for (kind, line) in diff.lines(hunk) {
             let (class, sign) = match kind {
                 Line::Context => ("ctx", " "),
                 Line::Removed => ("del", "-"),
@@ -196,8 +196,9 @@ fn diff(out: &mut Vec<u8>, path: Option<&str>, hunks: &[Hunk], replace_all: bool
             push(out, class);
             push(out, "\">");
             push(out, sign);
-            html_text(out, line);
+            html_text(out, line.text(&mut text));
             push(out, "</span>");
+            out.spill();
         }
     }
     push(out, "</pre>");
@@ -460,9 +461,7 @@ impl Page for Html {
             &format!("{} block", kind.as_deref().unwrap_or("untyped")),
         );
         push(out, "</summary>");
-        // Bound first, so the compact JSON is gone before the page bytes come.
-        let json = calls::pretty(&block.to_json());
-        json_pre(out, &json);
+        json_pre(out, &Pretty::of_members(block));
         push(out, "</details>\n");
     }
 
@@ -473,7 +472,7 @@ impl Page for Html {
         }
     }
 
-    fn call(&self, out: &mut Vec<u8>, name: &str, input: &RawValue) {
+    fn call(&self, out: &mut Out, name: &str, input: &RawValue) {
         push(out, "<div class=\"call\"><div class=\"tool-head\">");
         element(out, "span", "tool-name", name);
         let (view, head) = calls::show(name, input);
@@ -488,8 +487,12 @@ impl Page for Html {
                 rest: others,
             } => {
                 for edit in edits {
-                    let hunks = super::diff::hunks(&edit.old, &edit.new);
-                    diff(out, path.as_deref(), &hunks, edit.replace_all);
+                    diff(
+                        out,
+                        path.as_deref(),
+                        &Diff::of(edit.old, edit.new),
+                        edit.replace_all,
+                    );
                 }
                 rest(out, others);
             }
@@ -500,11 +503,11 @@ impl Page for Html {
             } => {
                 match content {
                     Text::Read(content) => pre(out, "file", Source::Text(content)),
-                    Text::Long(long) => long_pre(&mut Out::memory(out), "file", long),
+                    Text::Long(long) => long_pre(out, "file", long),
                 }
                 rest(out, others);
             }
-            CallView::Json(json) => pre(out, "json", Source::Text(json)),
+            CallView::Json(json) => json_pre(out, json),
         }
         push(out, "</div>\n");
     }
@@ -574,7 +577,7 @@ impl Page for Html {
         push(out, "</div>\n");
     }
 
-    fn system(&self, out: &mut Vec<u8>, record: &Record, number: u64) {
+    fn system(&self, out: &mut Out, record: &Record, number: u64) {
         let damage = record.damage();
         push(out, "<section class=\"system");
         if damage.is_some() {
@@ -608,14 +611,14 @@ impl Page for Html {
                     element(out, "dt", "", field);
                 }
                 push(out, "<dd>");
-                plain_text(&mut Out::memory(out), text);
+                plain_text(out, text);
                 push(out, "</dd>");
             }
             push(out, "</dl>");
         }
         for block in &blocks {
             if !matches!(block, Block::Text { .. }) {
-                self.block(&mut Out::memory(out), block, false);
+                self.block(out, block, false);
             }
         }
         push(out, "</section>\n");

@@ -16,14 +16,15 @@ use serde_json::value::RawValue;
 
 use super::body::Out;
 use super::calls::{self, CallView, ResultView};
-use super::diff::Line;
+use super::diff::{Diff, Line};
 use super::entry::Entry;
 use super::escape::{md_fence, md_info, md_inline, Fence};
 use super::markdown;
 use super::page::{Page, ResultOf};
+use super::pretty::Pretty;
 use super::stream::{Block, Media, Members, Record, Role};
 use super::summary::{counted, display_time, grouped, Summary};
-use super::text::{LongText, Text};
+use super::text::Text;
 use crate::time::Timestamp;
 
 #[derive(Default)]
@@ -55,21 +56,25 @@ fn code(out: &mut Vec<u8>, text: &str, info: &str) {
     push(out, "\n\n");
 }
 
-/// [`code`] of indented JSON, a long one written in pieces.
-fn json_code(out: &mut Out, json: &str) {
-    match Text::of_str(json) {
-        Text::Long(long) => long_code(out, &long, "json"),
-        Text::Read(json) => code(out, &json, "json"),
+/// [`code`] of indented JSON, a long one made and written in pieces.
+fn json_code(out: &mut Out, json: &Pretty) {
+    if json.json_len() > markdown::MARKDOWN_LIMIT {
+        long_code(out, &|each| json.pieces(each), "json");
+    } else {
+        code(out, &json.whole(), "json");
     }
 }
+
+/// The pieces of a long text, handed to `each` until it breaks.
+type Pieces<'a> = dyn Fn(&mut dyn FnMut(&str) -> ControlFlow<()>) + 'a;
 
 /// [`code`] of a long text, written a piece at a time: a first pass over
 /// the pieces finds the fence, the second writes them, each handed on
 /// ([`Out::spill`]) before the next is unescaped.
-fn long_code(out: &mut Out, text: &LongText, info: &str) {
+fn long_code(out: &mut Out, pieces: &Pieces, info: &str) {
     let mut fence = Fence::default();
     let mut ends_with_newline = false;
-    text.pieces(|piece| {
+    pieces(&mut |piece| {
         fence.feed(piece);
         ends_with_newline = piece.ends_with('\n');
         ControlFlow::Continue(())
@@ -78,7 +83,7 @@ fn long_code(out: &mut Out, text: &LongText, info: &str) {
     push(out, &fence);
     push(out, &md_info(info));
     push(out, "\n");
-    text.pieces(|piece| {
+    pieces(&mut |piece| {
         push(out, piece);
         out.spill();
         ControlFlow::Continue(())
@@ -88,6 +93,36 @@ fn long_code(out: &mut Out, text: &LongText, info: &str) {
     }
     push(out, &fence);
     push(out, "\n\n");
+}
+
+/// The text of a diff in `diff -u` form after `head`, made and handed to
+/// `each` in pieces: an Edit rewriting a large file makes a diff as long.
+fn diff_text(head: &str, diff: &Diff, each: &mut dyn FnMut(&str) -> ControlFlow<()>) {
+    const PIECE: usize = 64 << 10;
+    let mut text = String::from(head);
+    let mut line_text = String::new();
+    for hunk in diff.hunks() {
+        text.push_str(&hunk.header);
+        text.push('\n');
+        for (kind, line) in diff.lines(hunk) {
+            text.push(match kind {
+                Line::Context => ' ',
+                Line::Removed => '-',
+                Line::Added => '+',
+            });
+            text.push_str(line.text(&mut line_text));
+            text.push('\n');
+            if text.len() >= PIECE {
+                if each(&text).is_break() {
+                    return;
+                }
+                text.clear();
+            }
+        }
+    }
+    if !text.is_empty() {
+        let _ = each(&text);
+    }
 }
 
 /// Every line of `text` behind `> `.
@@ -231,7 +266,7 @@ impl Page for Markdown {
                     out,
                     &format!("*{}*\n\n", markdown::as_written_note(long.bytes())),
                 );
-                long_code(out, long, "");
+                long_code(out, &|each| long.pieces(each), "");
                 push(out, "\n");
                 return;
             }
@@ -254,7 +289,7 @@ impl Page for Markdown {
                     out,
                     &format!("> *{}*\n\n", markdown::as_written_note(long.bytes())),
                 );
-                long_code(out, long, "");
+                long_code(out, &|each| long.pieces(each), "");
             }
         }
     }
@@ -308,14 +343,12 @@ impl Page for Markdown {
                 inline(kind.as_deref().unwrap_or("untyped"))
             ),
         );
-        // Bound first, so the compact JSON is gone before the page bytes come.
-        let json = calls::pretty(&block.to_json());
-        json_code(out, &json);
+        json_code(out, &Pretty::of_members(block));
     }
 
     fn tool_start(&self, _out: &mut Vec<u8>, _number: Option<u64>) {}
 
-    fn call(&self, out: &mut Vec<u8>, name: &str, input: &RawValue) {
+    fn call(&self, out: &mut Out, name: &str, input: &RawValue) {
         let (view, summary) = calls::show(name, input);
         let mut head = format!("**Tool call: {}**", inline(name));
         if let Some(summary) = summary {
@@ -338,7 +371,7 @@ impl Page for Markdown {
             } => {
                 for edit in edits {
                     let name = path.as_deref().unwrap_or("file");
-                    let mut text = format!(
+                    let head = format!(
                         "--- {name}\n+++ {name}{}\n",
                         if edit.replace_all {
                             " (every occurrence)"
@@ -346,20 +379,8 @@ impl Page for Markdown {
                             ""
                         }
                     );
-                    for hunk in &super::diff::hunks(&edit.old, &edit.new) {
-                        text.push_str(&hunk.header);
-                        text.push('\n');
-                        for (kind, line) in &hunk.lines {
-                            text.push(match kind {
-                                Line::Context => ' ',
-                                Line::Removed => '-',
-                                Line::Added => '+',
-                            });
-                            text.push_str(line);
-                            text.push('\n');
-                        }
-                    }
-                    code(out, &text, "diff");
+                    let diff = Diff::of(edit.old, edit.new);
+                    long_code(out, &|each| diff_text(&head, &diff, each), "diff");
                 }
                 rest(out, others);
             }
@@ -371,11 +392,11 @@ impl Page for Markdown {
                 let language = language(path.as_deref());
                 match content {
                     Text::Read(content) => code(out, content, language),
-                    Text::Long(long) => long_code(&mut Out::memory(out), long, language),
+                    Text::Long(long) => long_code(out, &|each| long.pieces(each), language),
                 }
                 rest(out, others);
             }
-            CallView::Json(json) => code(out, json, "json"),
+            CallView::Json(json) => json_code(out, json),
         }
     }
 
@@ -397,7 +418,7 @@ impl Page for Markdown {
         match &result.view {
             ResultView::Empty => push(out, "*(empty)*\n\n"),
             ResultView::JsonText(body) => match Text::of_json_body(body) {
-                Some(Text::Long(long)) => long_code(out, &long, "text"),
+                Some(Text::Long(long)) => long_code(out, &|each| long.pieces(each), "text"),
                 Some(Text::Read(text)) => code(out, &text, "text"),
                 // Shown up to the bad escape.
                 None => {
@@ -413,7 +434,7 @@ impl Page for Markdown {
                         Block::Text {
                             text: Text::Long(long),
                             ..
-                        } => long_code(out, &long, "text"),
+                        } => long_code(out, &|each| long.pieces(each), "text"),
                         Block::Text { text, .. } => code(out, &text.read(), "text"),
                         Block::Media { image, source } => self.media(out, image, &source),
                         _ => self.other_block(out, block),
@@ -430,7 +451,9 @@ impl Page for Markdown {
 
     fn tool_end(&self, _out: &mut Vec<u8>) {}
 
-    fn system(&self, out: &mut Vec<u8>, record: &Record, _number: u64) {
+    /// A field over the limit is shown as written, as text is: a note in
+    /// the quote, then the text in a code block after it.
+    fn system(&self, out: &mut Out, record: &Record, _number: u64) {
         let mut head = vec!["System".to_string()];
         head.extend(record.step_type().map(|s| inline(&s)));
         head.extend(record.idx().map(|i| format!("step {i}")));
@@ -443,14 +466,23 @@ impl Page for Markdown {
                 if let Some(field) = field {
                     push(out, &format!("> **{}:**\n>\n", inline(field)));
                 }
-                quoted(out, &markdown::sanitize_markdown(&text.read()));
+                match text {
+                    Text::Read(text) => quoted(out, &markdown::sanitize_markdown(text)),
+                    Text::Long(long) => {
+                        push(
+                            out,
+                            &format!("> *{}*\n\n", markdown::as_written_note(long.bytes())),
+                        );
+                        long_code(out, &|each| long.pieces(each), "");
+                    }
+                }
             }
         }
         push(out, "\n");
         damage_note(out, &record.damage());
         for block in &blocks {
             if !matches!(block, Block::Text { .. }) {
-                self.block(&mut Out::memory(out), block, false);
+                self.block(out, block, false);
             }
         }
     }

@@ -24,7 +24,8 @@
 //! writes, [`html`] and [`md`] are the formats ([`pre`] the HTML `<pre>`
 //! that collapses), [`markdown`] renders and sanitises Markdown text,
 //! [`text`] is a text block's text (a long one read in pieces), [`escape`]
-//! escapes, [`calls`] and [`diff`] say how tool calls show, [`summary`] is
+//! escapes, [`calls`] and [`diff`] say how tool calls show ([`pretty`]
+//! re-indents JSON a piece at a time), [`summary`] is
 //! the header's facts, [`site`] the `--out` directory and its index,
 //! [`csp`] the pages' Content-Security-Policy.
 
@@ -40,6 +41,7 @@ pub mod markdown;
 pub mod md;
 pub mod page;
 pub mod pre;
+pub mod pretty;
 pub mod site;
 pub mod stream;
 pub mod summary;
@@ -224,6 +226,9 @@ impl Run<'_> {
                 if let Err(e) = self.bodies.filled() {
                     current.failure = Some(e.context(place).to_string());
                 }
+                if let Some(e) = current.conversation.take_error() {
+                    current.failure = Some(e.context(place).to_string());
+                }
             }
             "artifact" => {
                 let mut out = self.bodies.out();
@@ -231,6 +236,9 @@ impl Run<'_> {
                     .conversation
                     .artifact(&*self.page, &record, &mut out);
                 if let Err(e) = self.bodies.filled() {
+                    current.failure = Some(e.context(place).to_string());
+                }
+                if let Some(e) = current.conversation.take_error() {
                     current.failure = Some(e.context(place).to_string());
                 }
             }
@@ -275,9 +283,22 @@ impl Run<'_> {
         let Some(current) = self.current.take() else {
             return Ok(());
         };
+        let mut current = current;
         let id = current.conversation.summary.id.clone();
         self.done.insert(id.clone());
         self.outcome.conversations += 1;
+        if !current.skip && current.failure.is_none() {
+            // Calls still held go to the body, a batch at a time.
+            current
+                .conversation
+                .settle(&*self.page, &mut self.bodies.out());
+            if let Err(e) = self.bodies.filled() {
+                current.failure = Some(e.to_string());
+            }
+        }
+        if let Some(e) = current.conversation.take_error() {
+            current.failure.get_or_insert(e.to_string());
+        }
         let body = self.bodies.take();
         if current.skip {
             self.outcome.failed += 1;

@@ -77,14 +77,14 @@ pub trait Page {
     /// Opens the pairing of call number `number` (none for a result whose
     /// call was not seen) and its result.
     fn tool_start(&self, out: &mut Vec<u8>, number: Option<u64>);
-    fn call(&self, out: &mut Vec<u8>, name: &str, input: &RawValue);
+    fn call(&self, out: &mut Out, name: &str, input: &RawValue);
     fn result(&self, out: &mut Out, result: &ResultOf);
     /// In place of the result of a call that got none.
     fn no_result(&self, out: &mut Vec<u8>);
     fn tool_end(&self, out: &mut Vec<u8>);
 
     /// A system message (agy-decode --all), dimmed.
-    fn system(&self, out: &mut Vec<u8>, record: &Record, number: u64);
+    fn system(&self, out: &mut Out, record: &Record, number: u64);
     /// In place of an input line that could not be read.
     fn unreadable(&self, out: &mut Vec<u8>, place: &str, error: &str);
 

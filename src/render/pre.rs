@@ -15,6 +15,7 @@ use std::ops::ControlFlow;
 
 use super::body::Out;
 use super::escape::{self, html_text};
+use super::pretty::Pretty;
 use super::summary::grouped;
 use super::text::LongText;
 
@@ -122,6 +123,26 @@ pub fn long_pre(out: &mut Out, class: &str, text: &LongText) {
     text.pieces(|piece| first.feed(piece.as_bytes()));
     write_pre(out, class, &counts, first.end, &|each| {
         text.raw_slices(each)
+    });
+}
+
+/// [`pre`] of indented JSON, made a piece at a time ([`Pretty`]): counted,
+/// its start read for the preview, then written, each piece's page bytes
+/// handed on before the next is made.
+pub fn pretty_pre(out: &mut Out, class: &str, json: &Pretty) {
+    let counted = json.counts();
+    let counts = Counts {
+        newlines: counted.newlines,
+        bytes: counted.bytes,
+        ends_with_newline: counted.ends_with_newline,
+    };
+    let mut first = Preview::default();
+    json.pieces(&mut |piece| first.feed(piece.as_bytes()));
+    write_pre(out, class, &counts, first.end, &|each| {
+        json.pieces(&mut |piece| {
+            each(piece, false);
+            ControlFlow::Continue(())
+        })
     });
 }
 
@@ -340,6 +361,27 @@ mod tests {
                 assert!(in_pieces(text, &cuts) == want, "{text:?} by {step}");
             }
         }
+    }
+
+    /// Long indented JSON, made and written in pieces, is the `<pre>` of
+    /// its text made whole.
+    #[test]
+    fn long_indented_json_is_written_as_the_whole_is() {
+        use crate::render::markdown::MARKDOWN_LIMIT;
+        let numbers: Vec<String> = (0..50_000).map(|i| i.to_string()).collect();
+        let json = format!(
+            "{{\"a\":[{}],\"b\":\"{}\",\"c\":{{}}}}",
+            numbers.join(","),
+            "x<&\\\"é".repeat(300_000)
+        );
+        let pretty = Pretty::of(&json);
+        assert!(pretty.json_len() > MARKDOWN_LIMIT);
+        let mut written = Vec::new();
+        pretty_pre(&mut Out::memory(&mut written), "json", &pretty);
+        let mut want = Vec::new();
+        pre(&mut want, "json", Source::Text(&pretty.whole()));
+        assert!(written == want, "the pieces differ from the whole");
+        assert!(written.windows(10).take(2000).any(|w| w == b"</summary>"));
     }
 
     /// A long text from JSON, unescaped in pieces, is the `<pre>` of the

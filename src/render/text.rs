@@ -10,12 +10,12 @@
 //! ([`super::body::Out::spill`]) before the next, and memory stays at
 //! about the line.
 //!
-//! Written in pieces: a text block's text and thinking, in either format
-//! (long thinking, like long text, is not read as Markdown); a tool's text
-//! output, in either format (HTML counts the pieces first, to place the
-//! collapsing markup, [`super::pre`]). Where a long text is shown some
-//! other way (a system message's field, in Markdown), it is read whole
-//! ([`Text::read`]).
+//! Written in pieces: a text block's text, thinking and a system message's
+//! text, in either format (long thinking and system text, like long text,
+//! are not read as Markdown); a tool's text output, in either format (HTML
+//! counts the pieces first, to place the collapsing markup,
+//! [`super::pre`]). No long text is read whole ([`Text::read`] is for short
+//! ones).
 
 use std::borrow::Cow;
 use std::ops::ControlFlow;
@@ -87,9 +87,8 @@ impl<'a> Text<'a> {
         }
     }
 
-    /// The whole text, for the places that show a text some other way
-    /// than as written (a system message's field, in Markdown): a long one
-    /// is unescaped into one string there.
+    /// The whole text: a short one as it was read, a long one unescaped
+    /// into one string (every writer of a long text takes it in pieces).
     pub fn read(&self) -> Cow<'_, str> {
         match self {
             Text::Read(text) => Cow::Borrowed(text),
@@ -165,6 +164,23 @@ impl<'a> LongText<'a> {
             }
         }
     }
+}
+
+/// The characters of a JSON string literal's body, unescaped as they are
+/// read (as [`json_body_text`] unescapes them), for a reader that needs
+/// only some of them or one at a time.
+pub(super) fn json_chars(body: &str) -> impl Iterator<Item = char> + '_ {
+    let mut rest = body;
+    std::iter::from_fn(move || {
+        let c = rest.chars().next()?;
+        if c != '\\' {
+            rest = &rest[c.len_utf8()..];
+            return Some(c);
+        }
+        let (c, used) = json_escape(rest).unwrap_or(('\\', 1));
+        rest = &rest[used..];
+        Some(c)
+    })
 }
 
 /// Cuts `source` into slices of about `size` bytes at character

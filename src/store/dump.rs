@@ -346,6 +346,7 @@ fn dump_one(
     };
     *started = true;
     let damaged = dump_database(&source, &id, out)?;
+    source.check_unchanged()?;
     if let Some(row) = index_row {
         dump_index_row(&row, &id, out)?;
     }

@@ -48,6 +48,31 @@ pub fn agy_columns(table: &str) -> Vec<Column> {
     columns
 }
 
+/// The columns of every table in `schema` when each is created by the very
+/// statement agy's schema has for it (as in every agy database), without
+/// asking SQLite: its `pragma_table_info` query cost a conversation of 40
+/// steps a tenth of agy-dump's instructions. `None` when any table is
+/// another's, for [`read_columns`] to read.
+fn agy_tables_columns(schema: &[SchemaObject]) -> Option<Vec<(String, Vec<Column>)>> {
+    static AGY: std::sync::OnceLock<Vec<(&str, &str, Vec<Column>)>> = std::sync::OnceLock::new();
+    let agy = AGY.get_or_init(|| {
+        AGY_SCHEMA
+            .iter()
+            .filter(|(object_type, _, _)| *object_type == "table")
+            .map(|(_, name, sql)| (*name, *sql, agy_columns(name)))
+            .collect()
+    });
+    schema
+        .iter()
+        .filter(|object| object.object_type == "table")
+        .map(|object| {
+            agy.iter()
+                .find(|(name, sql, _)| *name == object.name && *sql == object.sql)
+                .map(|(name, _, columns)| (name.to_string(), columns.clone()))
+        })
+        .collect()
+}
+
 /// `` `name` type … `` as a column; a table constraint (`PRIMARY KEY (…)`)
 /// is none.
 fn column_definition(definition: &str) -> Option<Column> {
@@ -84,6 +109,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OpenFlags};
 
+use super::vfs;
 use crate::error::{Error, Result};
 use crate::stream::record::{self, Cell, Column};
 
@@ -99,15 +125,8 @@ pub struct SchemaObject {
 ///
 /// Opening never changes the database, its sidecars or its directory, which
 /// rules out SQLite's ordinary read-only open of a WAL database: that creates
-/// `-wal` and `-shm` files. So:
-/// - with a `-shm` present (a live or crashed agy), the database is opened
-///   with `readonly_shm`, taking part in WAL locking without writing;
-/// - with a non-empty `-wal` but no `-shm`, there is no live writer, and the
-///   database and its WAL are copied to a private directory first, so the
-///   rows still in the WAL are read;
-/// - otherwise the file is opened `immutable`: no sidecars exist to read.
-///
-/// The whole dump runs inside one read transaction.
+/// `-wal` and `-shm` files. See [`ReadOnly::open`] for how each shape agy
+/// leaves is read. The whole dump runs inside one read transaction.
 pub struct Source {
     db: ReadOnly,
     /// Tables and indexes, read once at open.
@@ -162,102 +181,135 @@ fn file_uri(path: &Path, query: &str) -> Result<String> {
     Ok(uri)
 }
 
-static COPY_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
 /// A database opened read-only without changing it, its sidecars or its
-/// directory (see [`Source`] for how); a private copy, if one was made, is
-/// removed when this is dropped.
+/// directory (see [`ReadOnly::open`] for how).
 pub struct ReadOnly {
     pub conn: Connection,
-    /// The private copy to delete on drop, if one was made.
-    copy_dir: Option<PathBuf>,
+    path: PathBuf,
+    /// What the files looked like before the read, when no lock of the
+    /// read keeps a writer from changing them: checked again by
+    /// [`ReadOnly::check_unchanged`].
+    before: Option<Fingerprint>,
+    /// Opened through the `agy-ro` VFS to read a WAL.
+    wal: bool,
+}
+
+/// What a writer that started during an unlocked read would have changed:
+/// the database file (a checkpoint writes into it) and the header of its
+/// WAL (a restarted WAL gets new salts before any frame is overwritten).
+/// Frames appended to the WAL do not matter: the read never sees them.
+#[derive(Debug, PartialEq, Eq)]
+struct Fingerprint {
+    db_len: u64,
+    db_modified: Option<std::time::SystemTime>,
+    wal_header: Option<Vec<u8>>,
+}
+
+impl Fingerprint {
+    /// The database's length and time, and the first 32 bytes of its WAL
+    /// when the read is to use it (`wal`).
+    fn take(path: &Path, wal: bool) -> std::io::Result<Fingerprint> {
+        use std::io::Read;
+        let meta = std::fs::metadata(path)?;
+        let mut wal_header = None;
+        if wal {
+            let mut header = Vec::with_capacity(32);
+            match std::fs::File::open(sidecar(path, "-wal")) {
+                Ok(wal) => wal.take(32).read_to_end(&mut header)?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+                Err(e) => return Err(e),
+            };
+            wal_header = Some(header);
+        }
+        Ok(Fingerprint {
+            db_len: meta.len(),
+            db_modified: meta.modified().ok(),
+            wal_header,
+        })
+    }
 }
 
 impl ReadOnly {
-    /// Opens `path` for reading. `lock` says what to do with a database
-    /// in rollback-journal mode: take part in SQLite's locking (`true`, for
-    /// a file a live writer may be changing, such as agy's index) or read
-    /// it as immutable (agy's conversation databases are WAL, and a
-    /// rollback-mode one is a copy nothing writes).
+    /// Opens `path` for reading, in the shape its sidecars say:
+    /// - a `-wal` and a `-shm` (a live agy, or one that was killed): through
+    ///   the `agy-ro` VFS ([`super::vfs`]), which maps the `-shm` read-only,
+    ///   as `readonly_shm` does: the read takes part in WAL locking, so a
+    ///   live writer keeps clear of the frames it reads, and a killed one's
+    ///   WAL is read into SQLite's heap;
+    /// - a non-empty `-wal` and no `-shm` (agy exited: FORMAT.md 15.6):
+    ///   through the same VFS, which then has SQLite build the WAL index
+    ///   in its heap from the `-wal`; no file is created or written;
+    /// - otherwise there are no rows outside the database file: a WAL
+    ///   database is opened `immutable`; a rollback-mode one is read under
+    ///   SQLite's locks (which create nothing) when `lock` says a live
+    ///   writer may be changing it (agy's index), else `immutable` too.
+    ///
+    /// The two reads that hold no lock a writer would see (immutable, and
+    /// a WAL without its `-shm`) note what the files looked like first, for
+    /// [`ReadOnly::check_unchanged`].
     pub fn open(path: &Path, lock: bool) -> Result<ReadOnly, OpenError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_URI
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let wal_len = std::fs::metadata(sidecar(path, "-wal")).map(|m| m.len());
         let shm = sidecar(path, "-shm").exists();
-        let wal_len = std::fs::metadata(sidecar(path, "-wal"))
-            .map(|m| m.len())
-            .unwrap_or(0);
-        if shm {
+        let io = |e| OpenError::Failed(Error::io(path.display(), e));
+        if matches!(wal_len, Ok(len) if len > 0 || shm) {
+            vfs::register().map_err(|e| OpenError::Failed(Error::data(e)))?;
+            let before = (!shm)
+                .then(|| Fingerprint::take(path, true))
+                .transpose()
+                .map_err(io)?;
             let uri = file_uri(path, "mode=ro&readonly_shm=1").map_err(OpenError::Failed)?;
             return Ok(ReadOnly {
-                conn: Connection::open_with_flags(uri, flags)?,
-                copy_dir: None,
+                conn: Connection::open_with_flags_and_vfs(uri, flags, vfs::NAME)?,
+                path: path.to_path_buf(),
+                before,
+                wal: true,
             });
-        }
-        if wal_len > 0 {
-            return ReadOnly::open_copy(path);
         }
         // A rollback-mode database is read under SQLite's locks, which
         // create nothing; a WAL one without sidecars has no live writer.
-        let query = match lock && !is_wal_file(path) {
-            true => "mode=ro",
-            false => "mode=ro&immutable=1",
+        let immutable = !lock || is_wal_file(path);
+        let query = match immutable {
+            false => "mode=ro",
+            true => "mode=ro&immutable=1",
         };
+        let before = immutable
+            .then(|| Fingerprint::take(path, false))
+            .transpose()
+            .map_err(io)?;
         let uri = file_uri(path, query).map_err(OpenError::Failed)?;
         Ok(ReadOnly {
             conn: Connection::open_with_flags(uri, flags)?,
-            copy_dir: None,
+            path: path.to_path_buf(),
+            before,
+            wal: false,
         })
     }
 
-    /// A database with a `-wal` but no `-shm` (an agy that crashed): the
-    /// two files are copied to a private directory and read there, so the
-    /// rows still in the WAL are read and the originals stay untouched.
-    fn open_copy(path: &Path) -> Result<ReadOnly, OpenError> {
-        let dir = std::env::temp_dir().join(format!(
-            "agy-dump-{}-{}",
-            std::process::id(),
-            COPY_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
-        let copy = (|| -> std::io::Result<PathBuf> {
-            std::fs::create_dir(&dir)?;
-            let db = dir.join("copy.db");
-            std::fs::copy(path, &db)?;
-            std::fs::copy(sidecar(path, "-wal"), sidecar(&db, "-wal"))?;
-            Ok(db)
-        })();
-        let db = match copy {
-            Ok(db) => db,
-            Err(e) => {
-                let _ = std::fs::remove_dir_all(&dir);
-                return Err(OpenError::Failed(Error::io(
-                    format!("{}: copying it with its WAL", path.display()),
-                    e,
-                )));
-            }
+    /// Fails when the database changed since it was opened without a lock
+    /// that would have kept a writer off: an agy that started on it during
+    /// the read may have checkpointed into the file or restarted its WAL,
+    /// so what was read may mix two states. (A WAL read through its `-shm`
+    /// is protected by its read lock, and is not checked.)
+    pub fn check_unchanged(&self) -> Result<()> {
+        let Some(before) = &self.before else {
+            return Ok(());
         };
-        let conn = Connection::open_with_flags(
-            &db,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        );
-        match conn {
-            Ok(conn) => Ok(ReadOnly {
-                conn,
-                copy_dir: Some(dir),
-            }),
-            Err(e) => {
-                let _ = std::fs::remove_dir_all(&dir);
-                Err(e.into())
-            }
+        // A -shm that appeared between the look and the read was mapped:
+        // its locks protected the read.
+        if self.wal && !vfs::read_without_shm(&self.conn) {
+            return Ok(());
         }
-    }
-}
-
-impl Drop for ReadOnly {
-    fn drop(&mut self) {
-        if let Some(dir) = self.copy_dir.take() {
-            let _ = std::fs::remove_dir_all(dir);
+        let now = Fingerprint::take(&self.path, before.wal_header.is_some())
+            .map_err(|e| Error::io(self.path.display(), e))?;
+        if now != *before {
+            return Err(Error::data(
+                "it changed while it was read (an agy opened it): the records may mix its old and new state; dump it again",
+            ));
         }
+        Ok(())
     }
 }
 
@@ -291,13 +343,22 @@ impl Source {
         source.db.conn.execute_batch("BEGIN")?;
         // The first read fixes the snapshot and tells garbage from SQLite.
         source.schema = read_schema(&source.db.conn)?;
-        source.columns = read_columns(&source.db.conn)?;
+        source.columns = match agy_tables_columns(&source.schema) {
+            Some(columns) => columns,
+            None => read_columns(&source.db.conn)?,
+        };
         check_agy_shape(&source.columns).map_err(OpenError::NotAgy)?;
         Ok(source)
     }
 
     pub fn connection(&self) -> &Connection {
         &self.db.conn
+    }
+
+    /// See [`ReadOnly::check_unchanged`]: called once the dump has read
+    /// everything it reads from the database.
+    pub fn check_unchanged(&self) -> Result<()> {
+        self.db.check_unchanged()
     }
 
     pub fn user_version(&self) -> Result<i64> {
@@ -588,6 +649,65 @@ fn has_second_statement(sql: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// A WAL database with one row in its file and two in its WAL, left as
+    /// an exited agy leaves it (no -shm), in a directory of its own.
+    fn exited_wal_db(name: &str) -> (PathBuf, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("agy-sqlite-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("live")).unwrap();
+        let live = Connection::open(dir.join("live/c.db")).unwrap();
+        live.pragma_update(None, "journal_mode", "WAL").unwrap();
+        live.execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+            .unwrap();
+        live.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .unwrap();
+        live.execute_batch("INSERT INTO t VALUES (2); INSERT INTO t VALUES (3);")
+            .unwrap();
+        for suffix in ["", "-wal"] {
+            std::fs::copy(
+                dir.join(format!("live/c.db{suffix}")),
+                dir.join(format!("c.db{suffix}")),
+            )
+            .unwrap();
+        }
+        (dir.clone(), dir.join("c.db"))
+    }
+
+    #[test]
+    fn a_writer_that_starts_during_an_unlocked_read_is_noticed() {
+        let count = |conn: &Connection| -> i64 {
+            conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+                .unwrap()
+        };
+        // The WAL read into SQLite's heap, and an immutable read.
+        for checkpointed in [false, true] {
+            let (dir, db) = exited_wal_db(&format!("unchanged-{checkpointed}"));
+            if checkpointed {
+                let c = Connection::open(&db).unwrap();
+                count(&c);
+                c.close().unwrap();
+                assert!(!sidecar(&db, "-wal").exists());
+            }
+            let reader = ReadOnly::open(&db, false).ok().unwrap();
+            reader.conn.execute_batch("BEGIN").unwrap();
+            assert_eq!(count(&reader.conn), 3);
+            assert_eq!(vfs::read_without_shm(&reader.conn), !checkpointed);
+            reader.check_unchanged().unwrap();
+            // An agy opens it meanwhile, writes and checkpoints.
+            let writer = Connection::open(&db).unwrap();
+            writer.execute_batch("INSERT INTO t VALUES (4)").unwrap();
+            writer
+                .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+                .unwrap();
+            assert_eq!(count(&reader.conn), 3, "one snapshot");
+            let err = reader.check_unchanged().unwrap_err().to_string();
+            assert!(err.contains("changed while it was read"), "{err}");
+            drop(writer);
+            drop(reader);
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+    }
+
     #[test]
     fn columns_come_from_the_schema() {
         let steps = agy_columns("steps");
@@ -625,6 +745,27 @@ mod tests {
         );
         assert_eq!(agy_columns("trajectory_meta").len(), 4);
         assert!(agy_columns("nonesuch").is_empty());
+    }
+
+    #[test]
+    fn agy_tables_have_the_columns_sqlite_reports() {
+        let conn = Connection::open_in_memory().unwrap();
+        for (_, _, sql) in AGY_SCHEMA {
+            conn.execute(sql, []).unwrap();
+        }
+        let schema = read_schema(&conn).unwrap();
+        let known = agy_tables_columns(&schema).expect("agy's own schema");
+        assert_eq!(known, read_columns(&conn).unwrap());
+        assert_eq!(known.len(), 7);
+        // A table agy's schema does not have, or one written otherwise,
+        // is left to SQLite.
+        conn.execute("CREATE TABLE extra (a, b BLOB)", []).unwrap();
+        assert!(agy_tables_columns(&read_schema(&conn).unwrap()).is_none());
+        let other = Connection::open_in_memory().unwrap();
+        other
+            .execute("CREATE TABLE `trajectory_meta` (`cascade_id` text)", [])
+            .unwrap();
+        assert!(agy_tables_columns(&read_schema(&other).unwrap()).is_none());
     }
 
     #[test]

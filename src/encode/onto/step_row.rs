@@ -16,8 +16,7 @@ use super::rows::{row_with_step, side_column_edits, step_bytes_of};
 use crate::decode::summary::StepFacts;
 use crate::error::{Error, Result};
 use crate::stream::io::{Output, KEEP_AT_MOST};
-use crate::stream::record::{decode_hex_bytes_into, Record};
-use crate::stream::record::{edit_row, write_line};
+use crate::stream::record::{decode_hex_bytes_into, edit_row, is_hex_digits, write_line, Record};
 
 /// A steps row, held whole or as its payload.
 #[derive(Clone)]
@@ -49,21 +48,43 @@ impl StepRow {
 
     /// `line` split, when it is a steps row of `conversation` in agy-dump's
     /// shape with lowercase payload hex; else as it is.
-    fn split(conversation: &str, line: Vec<u8>) -> StepRow {
+    ///
+    /// The payload is decoded into the line's own buffer, a piece at a
+    /// time into the first half of the hex, and the buffer then cut down to
+    /// it: a second buffer for it would put the line and its payload (one
+    /// and a half times the line) in memory together.
+    fn split(conversation: &str, mut line: Vec<u8>) -> StepRow {
+        /// Hex digits decoded at a time.
+        const PIECE: usize = 1 << 16;
         let Some(span) = crate::decode::payload_hex_span(conversation, &line) else {
             return StepRow::Line(line);
         };
-        let mut payload = Vec::new();
-        if !decode_hex_bytes_into(&line[span.clone()], &mut payload) {
+        // Checked whole first: a line that is not all digits stays as it is.
+        if span.len() % 2 != 0 || !is_hex_digits(&line[span.clone()]) {
             return StepRow::Line(line);
         }
         let mut skeleton = Vec::with_capacity(line.len() - span.len());
         skeleton.extend_from_slice(&line[..span.start]);
         skeleton.extend_from_slice(&line[span.end..]);
+        let mut piece = Vec::with_capacity(PIECE / 2);
+        let (mut read, mut written) = (span.start, span.start);
+        while read < span.end {
+            let end = (read + PIECE).min(span.end);
+            let decoded = decode_hex_bytes_into(&line[read..end], &mut piece);
+            debug_assert!(decoded, "checked above");
+            // The bytes go before the digits not yet read: `written` is
+            // half as far from the start as `end`.
+            line[written..written + piece.len()].copy_from_slice(&piece);
+            written += piece.len();
+            read = end;
+        }
+        line.truncate(written);
+        line.drain(..span.start);
+        line.shrink_to_fit();
         StepRow::Split {
             skeleton,
             hex_at: span.start,
-            payload,
+            payload: line,
         }
     }
 
@@ -223,6 +244,31 @@ mod tests {
         out.extend_from_slice(&captured.take());
         assert_eq!(out, [line.as_slice(), b"\n"].concat());
         assert_eq!(row.into_line(), line);
+    }
+
+    /// A payload of many pieces, decoded into the line's own buffer,
+    /// comes back as the line; a payload that is not all digits leaves the
+    /// line as it was.
+    #[test]
+    fn a_payload_decoded_in_place_is_the_whole_line_s() {
+        // A Step of a 300 KB user text: tag, length, bytes of every value.
+        let text: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut step = vec![0x0a, 0xe0, 0xa7, 0x12];
+        step.extend_from_slice(&text);
+        let line = row_line(&hex::encode(&step));
+        let row = StepRow::split("c", line.clone());
+        assert!(is_split(&row));
+        assert!(row.step().unwrap().as_ref() == step.as_slice());
+        assert!(row.into_line() == line);
+        for bad in ["g", "\\u0030"] {
+            let mut hex = hex::encode(&step);
+            hex.replace_range(200_001..200_002, bad);
+            let line = row_line(&hex);
+            match StepRow::split("c", line.clone()) {
+                StepRow::Line(kept) => assert!(kept == line, "{bad}"),
+                StepRow::Split { .. } => panic!("{bad}: split"),
+            }
+        }
     }
 
     #[test]
