@@ -625,3 +625,19 @@ fn an_acp_conversation_forks_with_its_sidecar_and_is_not_rewound() {
     assert!(stderr(&out).contains("ACP lane"), "{}", stderr(&out));
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn a_fork_of_a_desktop_conversation_without_an_index_row_gets_the_desktops_marks() {
+    let s = Scratch::new("desktop-fork");
+    agy12::conversation_a(&s.path, None);
+    let conn = rusqlite::Connection::open(s.join(format!("conversations/{A}.db"))).unwrap();
+    conn.execute("UPDATE trajectory_meta SET source = 1", [])
+        .unwrap();
+    drop(conn);
+    let fork = edit(&["fork", "--at", "5"], &dump_a(&s.path));
+    let row = &the_only(&fork, "index", None)[0]["row"];
+    assert_eq!(row["app_data_dir"], "antigravity", "{row}");
+    assert_eq!(row["source"], "");
+    assert_eq!(row["status"], "CASCADE_RUN_STATUS_IDLE");
+    assert_eq!(row["step_count"], 6);
+}

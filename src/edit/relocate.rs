@@ -33,8 +33,8 @@ use crate::store::project;
 use crate::store::sqlite::agy_columns;
 use crate::stream::io::Output;
 use crate::stream::record::{
-    decode_hex, edit_row, file_part_len, line_head, line_table, write_file_part, write_line,
-    CellEdit, FileContent, FileDir, JsonCell, Record, RowCells, FILE_PART,
+    data_cells, decode_hex, edit_row, file_part_len, line_head, line_table, write_file_part,
+    write_line, CellEdit, FileContent, FileDir, JsonCell, Record, RowCells, FILE_PART,
 };
 use crate::stream::spool::Spool;
 
@@ -293,10 +293,10 @@ impl<'a> Writer<'a> {
                 false => patch::rewrite(&bytes, self.mv),
             };
             if let Some(moved) = moved {
-                if column == "data" && row.get("size").is_some() {
-                    edits.push(("size", CellEdit::Integer(moved.len() as i64)));
+                match column {
+                    "data" => edits.extend(data_cells(row, moved)),
+                    _ => edits.push((column, CellEdit::Blob(moved))),
                 }
-                edits.insert(0, (column, CellEdit::Blob(moved)));
             }
         }
         let places = self.mv.take_count();

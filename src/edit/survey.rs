@@ -294,7 +294,10 @@ impl Held {
                 },
             );
         }
-        summarizer.finish()
+        Summary {
+            trajectory_source: facts.source,
+            ..summarizer.finish()
+        }
     }
 }
 
