@@ -10,7 +10,9 @@
 #
 # Environment: BENCH_RUNS=N interleaved runs (default 5), BENCH_DATA=DIR
 # (default target/bench-data), BENCH_NO_BUILD=1, BENCH_QUICK=1 (1/100 of
-# the store: checks the script). Prints a markdown table on stdout.
+# the store: checks the script), BENCH_OUT=DIR where agy-pack writes (a
+# tmpfs such as /dev/shm keeps the disk's fsyncs out of the comparison).
+# Prints a markdown table on stdout.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -68,12 +70,17 @@ declare -A ops=(
     [settle]="settle"
     [rewind]="rewind --turns 1"
     [fork]="fork --turn 1"
+    [move]="move /home/dev/src /home/dev/work"
+    [everywhere]="move --everywhere /home/dev/src /home/dev/work"
+    [lane]="lane desktop"
 )
-order=(pack settle rewind fork)
+order=(pack settle rewind fork move everywhere lane)
 
 # One run of NAME: prints "wall cpu" in seconds.
+out_dir=${BENCH_OUT:-$scratch}
+mkdir -p "$out_dir"
 once() {
-    local name=$1 out=$scratch/out-$1 t=$scratch/time-$1
+    local name=$1 out=$out_dir/out-$1 t=$scratch/time-$1
     rm -rf "$out"
     local cmd
     if [[ $name == pack ]]; then
