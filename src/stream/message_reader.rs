@@ -23,7 +23,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::stream::json;
+use crate::stream::json::Cursor;
 use crate::stream::message::{
     self, Block, InputRecord, Listing, ListingEntry, ResultContent, Role, LISTING_KEYS,
 };
@@ -43,7 +43,7 @@ pub fn read_line(line: &[u8]) -> Result<InputRecord<'_>> {
 /// record it can read with certainty.
 pub fn read_fast(line: &[u8]) -> Option<InputRecord<'_>> {
     let text = std::str::from_utf8(line).ok()?;
-    let mut scan = Scanner { text, pos: 0 };
+    let mut scan = Cursor::new(text);
     let record = scan.record()?;
     scan.skip_space();
     (scan.pos == text.len()).then_some(record)
@@ -68,52 +68,8 @@ fn set<T>(seen: &mut bool, slot: &mut Option<T>, value: Option<Option<T>>) -> Op
     Some(())
 }
 
-struct Scanner<'a> {
-    text: &'a str,
-    pos: usize,
-}
-
-impl<'a> Scanner<'a> {
-    fn bytes(&self) -> &'a [u8] {
-        self.text.as_bytes()
-    }
-
-    fn skip_space(&mut self) {
-        let bytes = self.bytes();
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(self.pos) {
-            self.pos += 1;
-        }
-    }
-
-    fn peek(&mut self) -> Option<u8> {
-        self.skip_space();
-        self.bytes().get(self.pos).copied()
-    }
-
-    fn eat(&mut self, byte: u8) -> Option<()> {
-        (self.peek()? == byte).then(|| self.pos += 1)
-    }
-
-    fn literal(&mut self, word: &str) -> Option<()> {
-        self.skip_space();
-        self.text[self.pos..]
-            .starts_with(word)
-            .then(|| self.pos += word.len())
-    }
-
-    /// Consumes `null` if it comes next.
-    fn null(&mut self) -> bool {
-        self.literal("null").is_some()
-    }
-
-    fn bool(&mut self) -> Option<bool> {
-        match self.peek()? {
-            b't' => self.literal("true").map(|()| true),
-            b'f' => self.literal("false").map(|()| false),
-            _ => None,
-        }
-    }
-
+/// The message record's own readings, beside the cursor's general ones.
+impl<'a> Cursor<'a> {
     /// A string or `null`, as serde reads an `Option<String>`.
     fn optional_string(&mut self) -> Option<Option<Cow<'a, str>>> {
         if self.null() {
@@ -168,130 +124,6 @@ impl<'a> Scanner<'a> {
         let value = self.text[start..end].parse().ok()?;
         self.pos = end;
         Some(value)
-    }
-
-    /// A JSON string: borrowed when it has no escape.
-    fn string(&mut self) -> Option<Cow<'a, str>> {
-        self.eat(b'"')?;
-        let bytes = self.bytes();
-        let start = self.pos;
-        let end = self.clean_run(start)?;
-        if bytes[end] == b'"' {
-            self.pos = end + 1;
-            return Some(Cow::Borrowed(&self.text[start..end]));
-        }
-        let mut out = String::with_capacity(end - start + 64);
-        out.push_str(&self.text[start..end]);
-        let mut at = end;
-        loop {
-            match bytes[at] {
-                b'"' => break,
-                _ => {
-                    // A backslash: clean_run stops only at one of the two.
-                    let (c, used) = self.escape(at)?;
-                    out.push(c);
-                    at += used;
-                }
-            }
-            let next = self.clean_run(at)?;
-            out.push_str(&self.text[at..next]);
-            at = next;
-        }
-        self.pos = at + 1;
-        Some(Cow::Owned(out))
-    }
-
-    /// The end of the run of string bytes from `at` that need no
-    /// unescaping: the position of the next `"` or `\`. `None` at the end
-    /// of the line or at a raw control character, which JSON forbids.
-    fn clean_run(&self, at: usize) -> Option<usize> {
-        let bytes = self.bytes();
-        let end = at + json::clean_prefix_len(bytes.get(at..)?);
-        match *bytes.get(end)? {
-            b'"' | b'\\' => Some(end),
-            _ => None,
-        }
-    }
-
-    /// The character of the escape at `at` and its length in bytes; a lone
-    /// surrogate is serde's to refuse.
-    fn escape(&self, at: usize) -> Option<(char, usize)> {
-        json::read_escape(self.text.get(at..)?, json::LoneSurrogate::Refuse)
-    }
-
-    /// Skips any JSON value and returns its text, for serde to read.
-    fn raw_value(&mut self) -> Option<&'a str> {
-        self.skip_space();
-        let start = self.pos;
-        let mut depth = 0usize;
-        loop {
-            match self.peek()? {
-                b'"' => {
-                    self.pos += 1;
-                    let mut at = self.pos;
-                    loop {
-                        at = self.clean_run(at)?;
-                        if self.bytes()[at] == b'"' {
-                            break;
-                        }
-                        at += 2;
-                    }
-                    self.pos = at + 1;
-                }
-                b'{' | b'[' => {
-                    depth += 1;
-                    self.pos += 1;
-                    continue;
-                }
-                b'}' | b']' => {
-                    depth = depth.checked_sub(1)?;
-                    self.pos += 1;
-                }
-                b',' | b':' if depth > 0 => {
-                    self.pos += 1;
-                    continue;
-                }
-                _ => {
-                    let bytes = self.bytes();
-                    let from = self.pos;
-                    while bytes.get(self.pos).is_some_and(|b| {
-                        b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.')
-                    }) {
-                        self.pos += 1;
-                    }
-                    if self.pos == from {
-                        return None;
-                    }
-                }
-            }
-            if depth == 0 {
-                return Some(&self.text[start..self.pos]);
-            }
-        }
-    }
-
-    /// Visits the keys of an object; `field` reads each key's value.
-    fn object(
-        &mut self,
-        mut field: impl FnMut(&mut Scanner<'a>, &str) -> Option<()>,
-    ) -> Option<()> {
-        self.eat(b'{')?;
-        if self.eat(b'}').is_some() {
-            return Some(());
-        }
-        loop {
-            let key = self.string()?;
-            self.eat(b':')?;
-            field(self, &key)?;
-            match self.peek()? {
-                b',' => self.pos += 1,
-                b'}' => {
-                    self.pos += 1;
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
     }
 
     fn record(&mut self) -> Option<InputRecord<'a>> {
@@ -380,7 +212,7 @@ impl<'a> Scanner<'a> {
         if self.null() {
             return Some(None);
         }
-        serde_json::from_str(self.raw_value()?).ok().map(Some)
+        serde_json::from_str(self.value()?).ok().map(Some)
     }
 
     fn blocks(&mut self) -> Option<Option<Vec<Block<'a>>>> {
@@ -430,11 +262,11 @@ impl<'a> Scanner<'a> {
             "signature" => once(&mut f.signature, s.optional_string()),
             "id" => once(&mut f.id, s.string()),
             "name" => once(&mut f.name, s.string()),
-            "input" => once(&mut f.input, s.raw_value()),
+            "input" => once(&mut f.input, s.value()),
             "tool_use_id" => once(&mut f.tool_use_id, s.string()),
             "content" => once(&mut f.content, s.result_content()),
             "is_error" => once(&mut f.is_error, s.optional_bool()),
-            "source" => once(&mut f.source, s.raw_value()),
+            "source" => once(&mut f.source, s.value()),
             // A key no block defines: the slow path lists it as unread.
             _ => None,
         })?;
@@ -506,7 +338,7 @@ impl<'a> Scanner<'a> {
     }
 
     fn structured(&mut self) -> Option<ResultContent<'a>> {
-        let value: Value = serde_json::from_str(self.raw_value()?).ok()?;
+        let value: Value = serde_json::from_str(self.value()?).ok()?;
         Some(ResultContent::from_value(value))
     }
 

@@ -6,10 +6,12 @@
 //!
 //! `escape` writes text as JSON strings, `scan` reads string literals
 //! without unescaping them, `unescape` reads their escapes, `hex` writes
-//! blobs as hex strings; this module writes numbers, values and keys.
+//! blobs as hex strings, `read` reads a line of JSON in place; this module
+//! writes numbers, values and keys.
 
 mod escape;
 mod hex;
+mod read;
 mod scan;
 mod unescape;
 
@@ -17,6 +19,7 @@ pub use escape::{
     write_str, write_str_body, write_str_body_at, write_str_body_twice, write_str_body_twice_at,
 };
 pub use hex::{write_hex, write_hex_body, write_hex_body_at};
+pub use read::Cursor;
 pub use scan::{clean_prefix_len, clean_prefix_len_at, is_simple_str_body, is_simple_str_body_at};
 pub use unescape::{read_escape, LoneSurrogate};
 

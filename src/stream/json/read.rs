@@ -1,0 +1,354 @@
+//! Reading a line of JSON in place: a cursor that borrows strings, skips
+//! values and checks them, for the readers that must not build a tree.
+//!
+//! The message reader (agy-encode) and the renderer read lines whose
+//! strings run to megabytes. serde_json reads them a byte, or eight, at a
+//! time; the cursor finds the end of a string's clean run with
+//! [`super::clean_prefix_len`], sixteen bytes at a time, and borrows
+//! whatever holds no escape.
+//!
+//! Its readers are fast paths, not second definitions of JSON: every
+//! method answers `None` for anything malformed and for what it leaves to
+//! serde_json (a `\u` escape of a lone surrogate, nesting deeper than
+//! [`MAX_DEPTH`]), and the caller then reads the line with serde_json,
+//! whose result or error stands.
+
+use std::borrow::Cow;
+
+use super::{clean_prefix_len, read_escape, LoneSurrogate};
+
+/// How deep [`Cursor::value`] follows nested arrays and objects before it
+/// leaves a value to serde_json (which refuses more than 128 levels).
+pub const MAX_DEPTH: usize = 100;
+
+/// A position in a line of JSON text.
+#[derive(Clone, Copy, Debug)]
+pub struct Cursor<'a> {
+    pub text: &'a str,
+    pub pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(text: &'a str) -> Cursor<'a> {
+        Cursor { text, pos: 0 }
+    }
+
+    pub fn bytes(&self) -> &'a [u8] {
+        self.text.as_bytes()
+    }
+
+    /// Whether only whitespace is left.
+    pub fn at_end(&mut self) -> bool {
+        self.skip_space();
+        self.pos == self.text.len()
+    }
+
+    pub fn skip_space(&mut self) {
+        let bytes = self.bytes();
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    /// The next byte that is not whitespace, not consumed.
+    pub fn peek(&mut self) -> Option<u8> {
+        self.skip_space();
+        self.bytes().get(self.pos).copied()
+    }
+
+    /// Consumes `byte` if it comes next.
+    pub fn eat(&mut self, byte: u8) -> Option<()> {
+        (self.peek()? == byte).then(|| self.pos += 1)
+    }
+
+    pub fn literal(&mut self, word: &str) -> Option<()> {
+        self.skip_space();
+        self.text[self.pos..]
+            .starts_with(word)
+            .then(|| self.pos += word.len())
+    }
+
+    /// Consumes `null` if it comes next.
+    pub fn null(&mut self) -> bool {
+        self.literal("null").is_some()
+    }
+
+    pub fn bool(&mut self) -> Option<bool> {
+        match self.peek()? {
+            b't' => self.literal("true").map(|()| true),
+            b'f' => self.literal("false").map(|()| false),
+            _ => None,
+        }
+    }
+
+    /// A JSON string: borrowed when it has no escape.
+    pub fn string(&mut self) -> Option<Cow<'a, str>> {
+        self.eat(b'"')?;
+        let bytes = self.bytes();
+        let start = self.pos;
+        let end = self.clean_run(start)?;
+        if bytes[end] == b'"' {
+            self.pos = end + 1;
+            return Some(Cow::Borrowed(&self.text[start..end]));
+        }
+        let mut out = String::with_capacity(end - start + 64);
+        out.push_str(&self.text[start..end]);
+        let mut at = end;
+        loop {
+            match bytes[at] {
+                b'"' => break,
+                _ => {
+                    // A backslash: clean_run stops only at one of the two.
+                    let (c, used) = self.escape(at)?;
+                    out.push(c);
+                    at += used;
+                }
+            }
+            let next = self.clean_run(at)?;
+            out.push_str(&self.text[at..next]);
+            at = next;
+        }
+        self.pos = at + 1;
+        Some(Cow::Owned(out))
+    }
+
+    /// The end of the run of string bytes from `at` that need no
+    /// unescaping: the position of the next `"` or `\`. `None` at the end
+    /// of the line or at a raw control character, which JSON forbids.
+    fn clean_run(&self, at: usize) -> Option<usize> {
+        let bytes = self.bytes();
+        let end = at + clean_prefix_len(bytes.get(at..)?);
+        match *bytes.get(end)? {
+            b'"' | b'\\' => Some(end),
+            _ => None,
+        }
+    }
+
+    /// The character of the escape at `at` and its length in bytes; a lone
+    /// surrogate is serde's to refuse.
+    fn escape(&self, at: usize) -> Option<(char, usize)> {
+        read_escape(self.text.get(at..)?, LoneSurrogate::Refuse)
+    }
+
+    /// Skips one JSON value, checking it, and returns its text (without
+    /// the whitespace around it).
+    pub fn value(&mut self) -> Option<&'a str> {
+        self.skip_space();
+        let start = self.pos;
+        self.skip_value(0)?;
+        Some(&self.text[start..self.pos])
+    }
+
+    fn skip_value(&mut self, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.skip_string(),
+            b'{' => {
+                if depth == MAX_DEPTH {
+                    return None;
+                }
+                self.pos += 1;
+                if self.eat(b'}').is_some() {
+                    return Some(());
+                }
+                loop {
+                    if self.peek()? != b'"' {
+                        return None;
+                    }
+                    self.skip_string()?;
+                    self.eat(b':')?;
+                    self.skip_value(depth + 1)?;
+                    match self.peek()? {
+                        b',' => self.pos += 1,
+                        b'}' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' => {
+                if depth == MAX_DEPTH {
+                    return None;
+                }
+                self.pos += 1;
+                if self.eat(b']').is_some() {
+                    return Some(());
+                }
+                loop {
+                    self.skip_value(depth + 1)?;
+                    match self.peek()? {
+                        b',' => self.pos += 1,
+                        b']' => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b't' => self.literal("true"),
+            b'f' => self.literal("false"),
+            b'n' => self.literal("null"),
+            _ => self.skip_number(),
+        }
+    }
+
+    /// Skips a string without unescaping it, checking its escapes.
+    fn skip_string(&mut self) -> Option<()> {
+        let mut at = self.pos + 1;
+        loop {
+            at = self.clean_run(at)?;
+            if self.bytes()[at] == b'"' {
+                self.pos = at + 1;
+                return Some(());
+            }
+            at += self.escape(at)?.1;
+        }
+    }
+
+    /// Skips a number as JSON writes one:
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+    fn skip_number(&mut self) -> Option<()> {
+        let bytes = self.bytes();
+        let digits = |at: usize| {
+            let mut end = at;
+            while bytes.get(end).is_some_and(u8::is_ascii_digit) {
+                end += 1;
+            }
+            (end > at).then_some(end)
+        };
+        let mut at = self.pos + usize::from(bytes.get(self.pos) == Some(&b'-'));
+        at = match bytes.get(at)? {
+            b'0' => at + 1,
+            b'1'..=b'9' => digits(at)?,
+            _ => return None,
+        };
+        if bytes.get(at) == Some(&b'.') {
+            at = digits(at + 1)?;
+        }
+        if let Some(b'e' | b'E') = bytes.get(at) {
+            at += 1;
+            if let Some(b'+' | b'-') = bytes.get(at) {
+                at += 1;
+            }
+            at = digits(at)?;
+        }
+        self.pos = at;
+        Some(())
+    }
+
+    /// Visits the members of an object; `field` reads each key's value.
+    pub fn object(
+        &mut self,
+        mut field: impl FnMut(&mut Cursor<'a>, &str) -> Option<()>,
+    ) -> Option<()> {
+        self.eat(b'{')?;
+        if self.eat(b'}').is_some() {
+            return Some(());
+        }
+        loop {
+            let key = self.string()?;
+            self.eat(b':')?;
+            field(self, &key)?;
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b'}' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Visits the items of an array; `item` reads each.
+    pub fn array(&mut self, mut item: impl FnMut(&mut Cursor<'a>) -> Option<()>) -> Option<()> {
+        self.eat(b'[')?;
+        if self.eat(b']').is_some() {
+            return Some(());
+        }
+        loop {
+            item(self)?;
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b']' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What serde_json makes of `text` as one value: its text, or `None`.
+    fn serde_value(text: &str) -> Option<&str> {
+        serde_json::from_str::<&serde_json::value::RawValue>(text)
+            .ok()
+            .map(|raw| raw.get())
+    }
+
+    fn cursor_value(text: &str) -> Option<&str> {
+        let mut cursor = Cursor::new(text);
+        let value = cursor.value()?;
+        cursor.at_end().then_some(value)
+    }
+
+    #[test]
+    fn values_are_checked_as_serde_checks_them() {
+        let cases = [
+            r#"{"a":[1,-2.5e+3,0,true,false,null,"x\ny\u00e9"],"b":{}}"#,
+            " [ 1 , { \"k\" : \"v\" } ] ",
+            "-0",
+            "0.5",
+            "1E9",
+            r#""\ud83d\ude00""#,
+            r#""tab	inside""#,
+            "01",
+            "1.",
+            ".5",
+            "-",
+            "+1",
+            "1e",
+            "tru",
+            "nul",
+            "[1,]",
+            "[1 2]",
+            r#"{"a" 1}"#,
+            r#"{"a":1,}"#,
+            r#"{1:2}"#,
+            r#"{"a":1]"#,
+            r#""\x""#,
+            r#""\u12g4""#,
+            r#""open"#,
+            "",
+            "[",
+        ];
+        for text in cases {
+            assert_eq!(cursor_value(text), serde_value(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn what_it_leaves_to_serde_it_refuses() {
+        // A lone surrogate: serde_json decides.
+        assert_eq!(cursor_value(r#""\ud800""#), None);
+        let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        assert_eq!(cursor_value(&deep), None);
+        let allowed = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        assert_eq!(cursor_value(&allowed), Some(allowed.as_str()));
+    }
+
+    #[test]
+    fn strings_are_borrowed_unless_escaped() {
+        let mut cursor = Cursor::new(r#""plain" "a\"b""#);
+        assert!(matches!(cursor.string(), Some(Cow::Borrowed("plain"))));
+        assert!(matches!(cursor.string(), Some(Cow::Owned(s)) if s == "a\"b"));
+        assert!(cursor.at_end());
+    }
+}
