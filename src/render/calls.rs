@@ -5,10 +5,8 @@
 
 use std::borrow::Cow;
 
-use serde_json::value::RawValue;
-
 use super::pretty::Pretty;
-use super::stream::Members;
+use super::stream::{Members, Raw};
 use super::text::Text;
 
 /// How a call's input is shown.
@@ -52,7 +50,7 @@ const WRITE_KEYS: &[&str] = &["file_path", "content"];
 
 /// How a call shows, and the one line that heads it: the path an Edit or
 /// Write changes, else the argument that says most ([`summary`]).
-pub fn show<'a>(name: &str, input: &'a RawValue) -> (CallView<'a>, Option<String>) {
+pub fn show<'a>(name: &str, input: Raw<'a>) -> (CallView<'a>, Option<String>) {
     let args = Members::of(input);
     let view = view(name, input, args.as_ref());
     let path = match &view {
@@ -65,7 +63,7 @@ pub fn show<'a>(name: &str, input: &'a RawValue) -> (CallView<'a>, Option<String
     (view, head)
 }
 
-pub fn view<'a>(name: &str, input: &'a RawValue, args: Option<&Members<'a>>) -> CallView<'a> {
+pub fn view<'a>(name: &str, input: Raw<'a>, args: Option<&Members<'a>>) -> CallView<'a> {
     let Some(args) = args else {
         return CallView::Json(Pretty::of(input.get()));
     };
@@ -216,7 +214,7 @@ pub enum ResultView<'a> {
 }
 
 /// How `content` shows.
-pub fn result_view(content: Option<&RawValue>) -> ResultView<'_> {
+pub fn result_view(content: Option<Raw<'_>>) -> ResultView<'_> {
     let Some(raw) = content else {
         return ResultView::Empty;
     };
@@ -281,11 +279,11 @@ fn content_blocks(json: &str) -> Option<Vec<Members<'_>>> {
 mod tests {
     use super::*;
 
-    fn raw(json: &str) -> &RawValue {
-        serde_json::from_str(json).unwrap()
+    fn raw(json: &str) -> Raw<'_> {
+        Raw::of(json).unwrap()
     }
 
-    fn view_of<'a>(name: &str, input: &'a RawValue) -> CallView<'a> {
+    fn view_of<'a>(name: &str, input: Raw<'a>) -> CallView<'a> {
         view(name, input, Members::of(input).as_ref())
     }
 

@@ -23,12 +23,10 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use serde_json::value::RawValue;
-
 use super::body::{Held, Out};
 use super::calls;
 use super::page::{Page, ResultOf};
-use super::stream::{Block, Record, Role};
+use super::stream::{Block, Raw, Record, Role};
 use super::summary::Summary;
 use super::text::Text;
 use crate::error::Error;
@@ -120,7 +118,7 @@ impl Conversation {
             match block {
                 Block::ToolUse { id, name, input } => {
                     self.calls += 1;
-                    let rendered = Held::render(|out| page.call(out, name, input));
+                    let rendered = Held::render(|out| page.call(out, name, *input));
                     self.held.push(HeldCall {
                         id: id.to_string(),
                         name: name.to_string(),
@@ -170,7 +168,7 @@ impl Conversation {
                 Block::ToolUse { name, input, .. } => {
                     self.calls += 1;
                     page.tool_start(out, Some(self.calls));
-                    page.call(out, name, input);
+                    page.call(out, name, *input);
                     page.no_result(out);
                     page.tool_end(out);
                 }
@@ -185,7 +183,7 @@ impl Conversation {
         page: &dyn Page,
         out: &mut Out,
         id: &str,
-        content: Option<&RawValue>,
+        content: Option<Raw<'_>>,
         is_error: bool,
         record: &Record,
     ) {

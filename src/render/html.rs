@@ -10,8 +10,6 @@
 use std::borrow::Cow;
 use std::ops::ControlFlow;
 
-use serde_json::value::RawValue;
-
 use super::body::Out;
 use super::calls::{self, CallView, ResultView};
 use super::csp;
@@ -22,7 +20,7 @@ use super::markdown;
 use super::page::{Page, ResultOf};
 use super::pre::{long_pre, pre, pretty_pre, size, Source, LONG_LINES};
 use super::pretty::Pretty;
-use super::stream::{Block, Media, Members, Record, Role};
+use super::stream::{Block, Media, Members, Raw, Record, Role};
 use super::summary::{counted, display_time, grouped, iso_time, Summary};
 use super::text::{LongText, Text};
 use crate::time::Timestamp;
@@ -472,7 +470,7 @@ impl Page for Html {
         }
     }
 
-    fn call(&self, out: &mut Out, name: &str, input: &RawValue) {
+    fn call(&self, out: &mut Out, name: &str, input: Raw<'_>) {
         push(out, "<div class=\"call\"><div class=\"tool-head\">");
         element(out, "span", "tool-name", name);
         let (view, head) = calls::show(name, input);

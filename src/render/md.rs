@@ -12,8 +12,6 @@
 use std::borrow::Cow;
 use std::ops::ControlFlow;
 
-use serde_json::value::RawValue;
-
 use super::body::Out;
 use super::calls::{self, CallView, ResultView};
 use super::diff::{Diff, Line};
@@ -22,7 +20,7 @@ use super::escape::{md_fence, md_info, md_inline, Fence};
 use super::markdown;
 use super::page::{Page, ResultOf};
 use super::pretty::Pretty;
-use super::stream::{Block, Media, Members, Record, Role};
+use super::stream::{Block, Media, Members, Raw, Record, Role};
 use super::summary::{counted, display_time, grouped, Summary};
 use super::text::Text;
 use crate::time::Timestamp;
@@ -348,7 +346,7 @@ impl Page for Markdown {
 
     fn tool_start(&self, _out: &mut Vec<u8>, _number: Option<u64>) {}
 
-    fn call(&self, out: &mut Out, name: &str, input: &RawValue) {
+    fn call(&self, out: &mut Out, name: &str, input: Raw<'_>) {
         let (view, summary) = calls::show(name, input);
         let mut head = format!("**Tool call: {}**", inline(name));
         if let Some(summary) = summary {

@@ -8,12 +8,10 @@
 
 use std::borrow::Cow;
 
-use serde_json::value::RawValue;
-
 use super::body::Out;
 use super::calls::ResultView;
 use super::entry::Entry;
-use super::stream::{Block, Media, Members, Record};
+use super::stream::{Block, Media, Members, Raw, Record};
 use super::summary::Summary;
 use super::text::Text;
 
@@ -67,7 +65,7 @@ pub trait Page {
         match block {
             Block::Text { text, .. } => self.text(out, text, typed),
             Block::Thinking(text) => self.thinking(out, text),
-            Block::ToolUse { name, input, .. } => self.call(out, name, input),
+            Block::ToolUse { name, input, .. } => self.call(out, name, *input),
             Block::ToolResult { .. } => {}
             Block::Media { image, source } => self.media(out, *image, source),
             Block::Other(members) => self.other_block(out, members),
@@ -77,7 +75,7 @@ pub trait Page {
     /// Opens the pairing of call number `number` (none for a result whose
     /// call was not seen) and its result.
     fn tool_start(&self, out: &mut Vec<u8>, number: Option<u64>);
-    fn call(&self, out: &mut Out, name: &str, input: &RawValue);
+    fn call(&self, out: &mut Out, name: &str, input: Raw<'_>);
     fn result(&self, out: &mut Out, result: &ResultOf);
     /// In place of the result of a call that got none.
     fn no_result(&self, out: &mut Vec<u8>);

@@ -406,7 +406,7 @@ mod tests {
             r#"{}"#,
             r#"{"only":{ }}"#,
         ] {
-            let raw: &serde_json::value::RawValue = serde_json::from_str(json).unwrap();
+            let raw = crate::render::stream::Raw::of(json).unwrap();
             let members = Members::of(raw).unwrap();
             assert_eq!(
                 Pretty::of_members(&members).whole(),

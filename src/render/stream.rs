@@ -19,32 +19,62 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::stream::json::Cursor;
+
 use super::escape::{json_body_text, unescape_body_into};
 use super::text::Text;
 
+/// A JSON value as its text, borrowed from the line: checked when the line
+/// was read, read when it is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Raw<'a>(&'a str);
+
+impl<'a> Raw<'a> {
+    pub const NULL: Raw<'static> = Raw("null");
+
+    /// `text` as one JSON value, if it is one (whitespace around it is not
+    /// kept).
+    pub fn of(text: &'a str) -> Option<Raw<'a>> {
+        serde_json::from_str::<&RawValue>(text)
+            .ok()
+            .map(|raw| Raw(raw.get()))
+    }
+
+    /// The value's JSON text.
+    pub fn get(self) -> &'a str {
+        self.0
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Raw<'a>, D::Error> {
+        <&'de RawValue>::deserialize(deserializer).map(|raw| Raw(raw.get()))
+    }
+}
+
 /// One line of the stream, message or meta, borrowed from the line.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 pub struct Record<'a> {
     #[serde(borrow)]
     pub conversation: Cow<'a, str>,
     #[serde(borrow)]
     pub kind: Cow<'a, str>,
     #[serde(borrow, default)]
-    role: Option<&'a RawValue>,
+    role: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    step_type: Option<&'a RawValue>,
+    step_type: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    idx: Option<&'a RawValue>,
+    idx: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    implicit: Option<&'a RawValue>,
+    implicit: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    timestamp: Option<&'a RawValue>,
+    timestamp: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    model: Option<&'a RawValue>,
+    model: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    stop_reason: Option<&'a RawValue>,
+    stop_reason: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    usage: Option<&'a RawValue>,
+    usage: Option<Raw<'a>>,
     /// An array of blocks; a plain string (the Messages API's shorthand)
     /// counts as one text block.
     #[serde(borrow, default)]
@@ -52,26 +82,50 @@ pub struct Record<'a> {
     /// `true`, or a string saying what was lost: the step's blob was cut
     /// short or stopped making sense, and what is shown is the readable part.
     #[serde(borrow, default)]
-    damaged: Option<&'a RawValue>,
+    damaged: Option<Raw<'a>>,
     // The meta record's keys.
     #[serde(borrow, default)]
-    cwd: Option<&'a RawValue>,
+    cwd: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    git_branch: Option<&'a RawValue>,
+    git_branch: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    title: Option<&'a RawValue>,
+    title: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    parent_conversation_id: Option<&'a RawValue>,
+    parent_conversation_id: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    forked_from: Option<&'a RawValue>,
+    forked_from: Option<Raw<'a>>,
     // The artifact record's keys.
     #[serde(borrow, default)]
-    name: Option<&'a RawValue>,
+    name: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    time: Option<&'a RawValue>,
+    time: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    text: Option<&'a RawValue>,
+    text: Option<Raw<'a>>,
 }
+
+/// The keys of [`Record`], `conversation` and `kind` first.
+const FIELDS: [&str; 20] = [
+    "conversation",
+    "kind",
+    "role",
+    "step_type",
+    "idx",
+    "implicit",
+    "timestamp",
+    "model",
+    "stop_reason",
+    "usage",
+    "content",
+    "damaged",
+    "cwd",
+    "git_branch",
+    "title",
+    "parent_conversation_id",
+    "forked_from",
+    "name",
+    "time",
+    "text",
+];
 
 /// Whose a message is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,34 +163,50 @@ impl Tokens {
 
 /// The string `raw` holds, borrowed when it has no escapes; `None` when
 /// it is not a string.
-pub fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
+pub fn string(raw: Raw<'_>) -> Option<Cow<'_, str>> {
     let body = raw.get().strip_prefix('"')?.strip_suffix('"')?;
     json_body_text(body)
 }
 
-fn opt_string<'a>(raw: Option<&'a RawValue>) -> Option<Cow<'a, str>> {
+fn opt_string<'a>(raw: Option<Raw<'a>>) -> Option<Cow<'a, str>> {
     raw.and_then(string)
 }
 
 /// An unsigned integer, if `raw` is one.
-pub fn unsigned(raw: Option<&RawValue>) -> Option<u64> {
+pub fn unsigned(raw: Option<Raw<'_>>) -> Option<u64> {
     raw?.get().parse().ok()
 }
 
 /// The members of a JSON object in their order, values left as raw text.
 #[derive(Debug, Default)]
-pub struct Members<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
+pub struct Members<'a>(pub Vec<(Cow<'a, str>, Raw<'a>)>);
 
 impl<'a> Members<'a> {
     /// The members of `raw`, or `None` when it is not an object.
-    pub fn of(raw: &'a RawValue) -> Option<Members<'a>> {
+    pub fn of(raw: Raw<'a>) -> Option<Members<'a>> {
         if !raw.get().starts_with('{') {
             return None;
         }
-        serde_json::from_str(raw.get()).ok()
+        let mut cursor = Cursor::new(raw.get());
+        Members::read(&mut cursor).or_else(|| serde_json::from_str(raw.get()).ok())
     }
 
-    pub fn get(&self, key: &str) -> Option<&'a RawValue> {
+    /// The fast path of the [`Deserialize`] below: an object's members, no
+    /// members for any other value; `None` for what serde must read.
+    fn read(cursor: &mut Cursor<'a>) -> Option<Members<'a>> {
+        let mut members = Vec::new();
+        if cursor.peek()? != b'{' {
+            cursor.value()?;
+            return Some(Members(members));
+        }
+        cursor.members(|cursor, key| {
+            members.push((key, Raw(cursor.value()?)));
+            Some(())
+        })?;
+        Some(Members(members))
+    }
+
+    pub fn get(&self, key: &str) -> Option<Raw<'a>> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
     }
 
@@ -162,7 +232,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Members<'de>, M::Error> {
                 let mut members = Vec::new();
                 while let Some(key) = map.next_key::<Key<'de>>()? {
-                    members.push((key.0, map.next_value::<&'de RawValue>()?));
+                    members.push((key.0, map.next_value::<Raw<'de>>()?));
                 }
                 Ok(Members(members))
             }
@@ -201,6 +271,29 @@ pub enum Content<'a> {
     Blocks(Vec<Members<'a>>),
     /// Anything else: no blocks.
     Other,
+}
+
+impl<'a> Content<'a> {
+    /// The fast path of the [`Deserialize`] below, as an `Option` (null is
+    /// no content); `None` for what serde must read.
+    fn read(cursor: &mut Cursor<'a>) -> Option<Option<Content<'a>>> {
+        Some(Some(match cursor.peek()? {
+            b'n' => return cursor.null().then_some(None),
+            b'"' => Content::Text(cursor.string()?),
+            b'[' => {
+                let mut blocks = Vec::new();
+                cursor.array(|cursor| {
+                    blocks.push(Members::read(cursor)?);
+                    Some(())
+                })?;
+                Content::Blocks(blocks)
+            }
+            _ => {
+                cursor.value()?;
+                Content::Other
+            }
+        }))
+    }
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
@@ -274,11 +367,11 @@ pub enum Block<'a> {
         id: Cow<'a, str>,
         name: Cow<'a, str>,
         /// Absent input is `null`.
-        input: &'a RawValue,
+        input: Raw<'a>,
     },
     ToolResult {
         tool_use_id: Cow<'a, str>,
-        content: Option<&'a RawValue>,
+        content: Option<Raw<'a>>,
         is_error: bool,
     },
     /// An image or document.
@@ -301,7 +394,7 @@ pub struct Media<'a> {
 }
 
 impl<'a> Media<'a> {
-    fn of(raw: &'a RawValue) -> Option<Media<'a>> {
+    fn of(raw: Raw<'a>) -> Option<Media<'a>> {
         let members = Members::of(raw)?;
         let base64 = members.string("type").as_deref() == Some("base64");
         Some(Media {
@@ -310,12 +403,6 @@ impl<'a> Media<'a> {
             url: members.string("url"),
         })
     }
-}
-
-const NULL: &str = "null";
-
-fn null() -> &'static RawValue {
-    serde_json::from_str(NULL).expect("null is JSON")
 }
 
 impl<'a> Block<'a> {
@@ -340,7 +427,7 @@ impl<'a> Block<'a> {
                 name: block
                     .string("name")
                     .unwrap_or(Cow::Borrowed("(unnamed tool)")),
-                input: block.get("input").unwrap_or_else(|| null()),
+                input: block.get("input").unwrap_or(Raw::NULL),
             },
             Some("tool_result") => Block::ToolResult {
                 tool_use_id: block.string("tool_use_id").unwrap_or_default(),
@@ -394,18 +481,83 @@ impl Members<'_> {
 #[derive(Deserialize)]
 struct Usage<'a> {
     #[serde(borrow, default)]
-    input_tokens: Option<&'a RawValue>,
+    input_tokens: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    output_tokens: Option<&'a RawValue>,
+    output_tokens: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    cache_creation_input_tokens: Option<&'a RawValue>,
+    cache_creation_input_tokens: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    cache_read_input_tokens: Option<&'a RawValue>,
+    cache_read_input_tokens: Option<Raw<'a>>,
 }
 
 impl<'a> Record<'a> {
+    /// Reads a line: by the fast path of [`Record::read_fast`], else by
+    /// serde_json, whose reading (or error) then stands.
     pub fn parse(line: &'a [u8]) -> Result<Record<'a>, String> {
+        if let Some(record) = std::str::from_utf8(line).ok().and_then(Record::read_fast) {
+            return Ok(record);
+        }
         serde_json::from_slice(line).map_err(|e| format!("not a message record: {e}"))
+    }
+
+    /// Reads a line as serde_json reads it into a `Record`, with a
+    /// [`Cursor`]: serde_json skipped a tool's output of megabytes a few
+    /// bytes at a time to find where its raw text ends, a third of
+    /// agy-render's time on a long conversation. `None` for anything it is
+    /// not sure of (a key given twice, a missing `conversation` or `kind`,
+    /// a value of the wrong type, malformed JSON), which serde then reads.
+    fn read_fast(text: &'a str) -> Option<Record<'a>> {
+        let mut record = Record::default();
+        // Which keys came (null or not): serde refuses a key given twice.
+        let mut seen = 0u32;
+        let mut cursor = Cursor::new(text);
+        cursor.object(|cursor, key| {
+            let bit = 1u32 << FIELDS.iter().position(|f| *f == key).unwrap_or(31);
+            if bit != 1 << 31 {
+                if seen & bit != 0 {
+                    return None;
+                }
+                seen |= bit;
+            }
+            match key {
+                "conversation" => record.conversation = cursor.string()?,
+                "kind" => record.kind = cursor.string()?,
+                "content" => record.content = Content::read(cursor)?,
+                _ => match record.raw_field(key) {
+                    Some(slot) if cursor.null() => *slot = None,
+                    Some(slot) => *slot = Some(Raw(cursor.value()?)),
+                    None => {
+                        cursor.value()?;
+                    }
+                },
+            }
+            Some(())
+        })?;
+        (cursor.at_end() && seen & 0b11 == 0b11).then_some(record)
+    }
+
+    /// The field of a key held as raw JSON text.
+    fn raw_field(&mut self, key: &str) -> Option<&mut Option<Raw<'a>>> {
+        Some(match key {
+            "role" => &mut self.role,
+            "step_type" => &mut self.step_type,
+            "idx" => &mut self.idx,
+            "implicit" => &mut self.implicit,
+            "timestamp" => &mut self.timestamp,
+            "model" => &mut self.model,
+            "stop_reason" => &mut self.stop_reason,
+            "usage" => &mut self.usage,
+            "damaged" => &mut self.damaged,
+            "cwd" => &mut self.cwd,
+            "git_branch" => &mut self.git_branch,
+            "title" => &mut self.title,
+            "parent_conversation_id" => &mut self.parent_conversation_id,
+            "forked_from" => &mut self.forked_from,
+            "name" => &mut self.name,
+            "time" => &mut self.time,
+            "text" => &mut self.text,
+            _ => return None,
+        })
     }
 
     /// The role, for a message; `None` for a role nothing here knows.
@@ -574,6 +726,70 @@ mod tests {
         assert_eq!(odd.blocks().len(), 4);
     }
 
+    /// The fast path takes `line` (when `fast`), and whatever it takes it
+    /// reads as serde_json does; serde's reading of anything it refuses
+    /// stands.
+    fn check(line: &str, fast: bool) {
+        let by_serde = serde_json::from_str::<Record<'_>>(line);
+        match Record::read_fast(line) {
+            Some(record) => match by_serde {
+                Ok(serde) => assert_eq!(format!("{record:?}"), format!("{serde:?}"), "{line}"),
+                Err(e) => panic!("fast path read what serde refuses ({e}): {line}"),
+            },
+            None => assert!(!fast, "the fast path left {line} to serde"),
+        }
+    }
+
+    #[test]
+    fn the_fast_path_reads_as_serde_reads() {
+        for line in [
+            r#"{"conversation":"c","kind":"message","role":"assistant","idx":"x","timestamp":7,"usage":{"input_tokens":5},"damaged":true,"raw":"00ff","new_key":[1,{"a":null}],"content":[{"type":"text","text":"hi"},{"type":"hologram"},1,"a",[2],{"type":"text","text":3}]}"#,
+            r#" { "conversation" : "c\u00e9" , "kind" : "meta" , "cwd" : "/a\"b" , "title" : null , "forked_from" : { "conversation_id" : "p" } } "#,
+            r#"{"kind":"message","conversation":"c","content":"hel\nlo","model":null}"#,
+            r#"{"conversation":"c","kind":"message","content":null,"text":"x"}"#,
+            r#"{"conversation":"c","kind":"message","content":{"a":1}}"#,
+            r#"{"conversation":"c","kind":"message","content":[{"type":"text","text":"a","type":"b"}]}"#,
+            r#"{"conversation":"c","kind":"artifact","name":"task.md","time":"t","text":"x\n# y"}"#,
+        ] {
+            check(line, true);
+        }
+        // A key twice (null or not), no kind, a kind that is not a string,
+        // a lone surrogate: serde's to read or refuse.
+        for line in [
+            r#"{"conversation":"c","kind":"message","role":null,"role":"user"}"#,
+            r#"{"conversation":"c","kind":"message","content":null,"content":[]}"#,
+            r#"{"conversation":"c"}"#,
+            r#"{"conversation":"c","kind":1}"#,
+            r#"{"conversation":"c","kind":"message","text":"\ud800"}"#,
+            r#"{"conversation":"c","kind":"message"} x"#,
+        ] {
+            check(line, false);
+        }
+    }
+
+    #[test]
+    fn every_cut_and_every_changed_byte_reads_as_serde_reads_it() {
+        let line = r#"{"conversation":"c","kind":"message","role":"user","idx":12,"usage":{"input_tokens":-1.5e3},"content":[{"type":"tool_result","tool_use_id":"x","content":"a\"b\\n\u00e9","is_error":false},{"type":"tool_use","id":"i","name":"n","input":{"k":[1,{"z":"}"},true]}},"s",{"type":"text","text":"t"}]}"#;
+        check(line, true);
+        for cut in 0..line.len() {
+            if let Some(prefix) = line.get(..cut) {
+                check(prefix, false);
+            }
+        }
+        let replacements = [
+            b'"', b'\\', b'{', b'}', b'[', b']', b',', b':', b'0', b'x', b'u', b' ', b'n', b'.',
+        ];
+        for at in 0..line.len() {
+            for &r in &replacements {
+                let mut bytes = line.as_bytes().to_vec();
+                bytes[at] = r;
+                if let Ok(changed) = String::from_utf8(bytes) {
+                    check(&changed, false);
+                }
+            }
+        }
+    }
+
     #[test]
     fn string_content_is_one_text_block() {
         let record = Record::parse(
@@ -586,15 +802,14 @@ mod tests {
 
     #[test]
     fn members_keep_their_order_and_raw_values() {
-        let raw: &RawValue =
-            serde_json::from_str(r#"{"b":[1, 2],"a\u0041":"x\ny","c":true}"#).unwrap();
+        let raw = Raw::of(r#"{"b":[1, 2],"a\u0041":"x\ny","c":true}"#).unwrap();
         let members = Members::of(raw).unwrap();
         let keys: Vec<_> = members.0.iter().map(|(k, _)| k.to_string()).collect();
         assert_eq!(keys, ["b", "aA", "c"]);
         assert_eq!(members.get("b").unwrap().get(), "[1, 2]");
         assert_eq!(members.string("aA").as_deref(), Some("x\ny"));
         assert!(members.is_true("c"));
-        assert!(Members::of(serde_json::from_str("[1]").unwrap()).is_none());
+        assert!(Members::of(Raw::of("[1]").unwrap()).is_none());
     }
 
     #[test]

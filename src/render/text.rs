@@ -20,10 +20,9 @@
 use std::borrow::Cow;
 use std::ops::ControlFlow;
 
-use serde_json::value::RawValue;
-
 use super::escape::{json_body_text, json_escape};
 use super::markdown::MARKDOWN_LIMIT;
+use super::stream::Raw;
 
 /// Bytes of a long text unescaped at a time.
 const PIECE: usize = 64 << 10;
@@ -54,7 +53,7 @@ pub struct LongText<'a> {
 impl<'a> Text<'a> {
     /// The text held by the JSON string literal `raw`; `None` when it is
     /// not a string or has a bad escape.
-    pub fn of_json(raw: &'a RawValue) -> Option<Text<'a>> {
+    pub fn of_json(raw: Raw<'a>) -> Option<Text<'a>> {
         Text::of_json_body(raw.get().strip_prefix('"')?.strip_suffix('"')?)
     }
 
@@ -400,7 +399,7 @@ mod tests {
     fn text_read_whole_or_in_pieces_is_the_same() {
         let text: String = SAMPLES.concat().repeat(MARKDOWN_LIMIT / 40);
         let literal = serde_json::to_string(&text).unwrap();
-        let raw: &RawValue = serde_json::from_str(&literal).unwrap();
+        let raw = Raw::of(&literal).unwrap();
         let Some(Text::Long(long)) = Text::of_json(raw) else {
             panic!("a text over the limit is long");
         };
@@ -500,15 +499,15 @@ mod tests {
 
     #[test]
     fn short_text_is_read_and_bad_escapes_are_refused() {
-        let raw: &RawValue = serde_json::from_str(r#""a\nb""#).unwrap();
+        let raw = Raw::of(r#""a\nb""#).unwrap();
         assert!(matches!(Text::of_json(raw), Some(Text::Read(t)) if t == "a\nb"));
-        let number: &RawValue = serde_json::from_str("3").unwrap();
+        let number = Raw::of("3").unwrap();
         assert!(Text::of_json(number).is_none());
         assert_eq!(unescaped_len(r"a\x"), None);
         assert_eq!(unescaped_len("a\\"), None);
         // Escapes that shrink a long literal under the limit: read whole.
         let literal = format!("\"{}\"", "\\n".repeat(MARKDOWN_LIMIT / 2 + 1));
-        let raw: &RawValue = serde_json::from_str(&literal).unwrap();
+        let raw = Raw::of(&literal).unwrap();
         assert!(matches!(Text::of_json(raw), Some(Text::Read(_))));
     }
 }
