@@ -23,7 +23,8 @@
 //! conversation, [`body`] spools its bytes, [`page`] is what a format
 //! writes, [`html`] and [`md`] are the formats ([`pre`] the HTML `<pre>`
 //! that collapses), [`markdown`] renders and sanitises Markdown text,
-//! [`text`] is a text block's text (a long one read in pieces), [`escape`]
+//! [`text`] is a text block's text (a long one read in pieces), [`raw`] a
+//! JSON value kept as its text, [`escape`]
 //! escapes, [`calls`] and [`diff`] say how tool calls show ([`pretty`]
 //! re-indents JSON a piece at a time), [`summary`] is
 //! the header's facts, [`site`] the `--out` directory and its index,
@@ -42,6 +43,7 @@ pub mod md;
 pub mod page;
 pub mod pre;
 pub mod pretty;
+pub mod raw;
 pub mod site;
 pub mod stream;
 pub mod summary;

@@ -17,40 +17,13 @@ use std::borrow::Cow;
 
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use crate::stream::json::Cursor;
 
+pub use super::raw::Raw;
+
 use super::escape::{json_body_text, unescape_body_into};
 use super::text::Text;
-
-/// A JSON value as its text, borrowed from the line: checked when the line
-/// was read, read when it is shown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Raw<'a>(&'a str);
-
-impl<'a> Raw<'a> {
-    pub const NULL: Raw<'static> = Raw("null");
-
-    /// `text` as one JSON value, if it is one (whitespace around it is not
-    /// kept).
-    pub fn of(text: &'a str) -> Option<Raw<'a>> {
-        serde_json::from_str::<&RawValue>(text)
-            .ok()
-            .map(|raw| Raw(raw.get()))
-    }
-
-    /// The value's JSON text.
-    pub fn get(self) -> &'a str {
-        self.0
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Raw<'a>, D::Error> {
-        <&'de RawValue>::deserialize(deserializer).map(|raw| Raw(raw.get()))
-    }
-}
 
 /// One line of the stream, message or meta, borrowed from the line.
 #[derive(Debug, Default, Deserialize)]
@@ -200,7 +173,7 @@ impl<'a> Members<'a> {
             return Some(Members(members));
         }
         cursor.members(|cursor, key| {
-            members.push((key, Raw(cursor.value()?)));
+            members.push((key, Raw::read(cursor)?));
             Some(())
         })?;
         Some(Members(members))
@@ -525,7 +498,7 @@ impl<'a> Record<'a> {
                 "content" => record.content = Content::read(cursor)?,
                 _ => match record.raw_field(key) {
                     Some(slot) if cursor.null() => *slot = None,
-                    Some(slot) => *slot = Some(Raw(cursor.value()?)),
+                    Some(slot) => *slot = Some(Raw::read(cursor)?),
                     None => {
                         cursor.value()?;
                     }

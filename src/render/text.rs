@@ -22,7 +22,7 @@ use std::ops::ControlFlow;
 
 use super::escape::{json_body_text, json_escape};
 use super::markdown::MARKDOWN_LIMIT;
-use super::stream::Raw;
+use super::raw::Raw;
 
 /// Bytes of a long text unescaped at a time.
 const PIECE: usize = 64 << 10;

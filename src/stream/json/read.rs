@@ -150,55 +150,39 @@ impl<'a> Cursor<'a> {
     fn skip_value(&mut self, depth: usize) -> Option<()> {
         match self.peek()? {
             b'"' => self.skip_string(),
-            b'{' => {
-                if depth == MAX_DEPTH {
-                    return None;
-                }
-                self.pos += 1;
-                if self.eat(b'}').is_some() {
-                    return Some(());
-                }
-                loop {
-                    if self.peek()? != b'"' {
-                        return None;
-                    }
-                    self.skip_string()?;
-                    self.eat(b':')?;
-                    self.skip_value(depth + 1)?;
-                    match self.peek()? {
-                        b',' => self.pos += 1,
-                        b'}' => {
-                            self.pos += 1;
-                            return Some(());
-                        }
-                        _ => return None,
-                    }
-                }
-            }
-            b'[' => {
-                if depth == MAX_DEPTH {
-                    return None;
-                }
-                self.pos += 1;
-                if self.eat(b']').is_some() {
-                    return Some(());
-                }
-                loop {
-                    self.skip_value(depth + 1)?;
-                    match self.peek()? {
-                        b',' => self.pos += 1,
-                        b']' => {
-                            self.pos += 1;
-                            return Some(());
-                        }
-                        _ => return None,
-                    }
-                }
-            }
+            b'{' if depth < MAX_DEPTH => self.skip_object(depth + 1),
+            b'[' if depth < MAX_DEPTH => self.array(|cursor| cursor.skip_value(depth + 1)),
+            b'{' | b'[' => None,
             b't' => self.literal("true"),
             b'f' => self.literal("false"),
             b'n' => self.literal("null"),
             _ => self.skip_number(),
+        }
+    }
+
+    /// Skips an object whose members sit at `depth`. (Its keys are skipped
+    /// like strings, not read as [`Cursor::members`] reads them: that cost
+    /// agy-render 2% more instructions.)
+    fn skip_object(&mut self, depth: usize) -> Option<()> {
+        self.eat(b'{')?;
+        if self.eat(b'}').is_some() {
+            return Some(());
+        }
+        loop {
+            if self.peek()? != b'"' {
+                return None;
+            }
+            self.skip_string()?;
+            self.eat(b':')?;
+            self.skip_value(depth)?;
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b'}' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
         }
     }
 
