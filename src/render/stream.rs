@@ -12,6 +12,8 @@
 //! Raw text also keeps the work in proportion to what is shown: a tool's
 //! input or result of megabytes is borrowed from the line, re-indented or
 //! unescaped once into the page, never built into a `serde_json::Value`.
+//! A line is read with [`Cursor`] (see [`Record::parse`]); serde_json reads
+//! only what the cursor is not sure of, and its reading then stands.
 
 use std::borrow::Cow;
 

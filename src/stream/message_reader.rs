@@ -3,7 +3,7 @@
 //! agy-encode spent two fifths of its time in serde_json turning message
 //! lines into [`InputRecord`]s: every string, tool output included, went
 //! through serde's scratch buffer and was then copied out. [`read_line`]
-//! scans a line once, borrowing each string that has no escape and
+//! scans a line once with a [`Cursor`], borrowing each string that has no escape and
 //! unescaping the others into one allocation, and hands only the small
 //! nested values whose shape is open (tool input, structured results, media
 //! sources, usage, lineage) to serde_json as slices.

@@ -15,7 +15,7 @@
 
 use std::borrow::Cow;
 
-use super::{clean_prefix_len_at, read_escape, LoneSurrogate};
+use super::{clean_prefix_len_at, escape_len, read_escape, LoneSurrogate};
 use crate::stream::simd::{self, Level};
 
 /// How deep [`Cursor::value`] follows nested arrays and objects before it
@@ -200,12 +200,7 @@ impl<'a> Cursor<'a> {
                 self.pos = at + 1;
                 return Some(());
             }
-            // The two-byte escapes are checked here, without reading the
-            // character they stand for.
-            at += match *self.bytes().get(at + 1)? {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
-                _ => self.escape(at)?.1,
-            };
+            at += escape_len(self.text.get(at..)?, LoneSurrogate::Refuse)?;
         }
     }
 

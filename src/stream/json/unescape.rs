@@ -33,6 +33,16 @@ pub fn read_escape(escape: &str, lone: LoneSurrogate) -> Option<(char, usize)> {
     Some((c, 2))
 }
 
+/// The bytes the escape that `escape` starts with takes, as [`read_escape`]
+/// reads it, without making its character: for a reader that skips a
+/// string, in which JSON or code has an escape every few bytes.
+pub fn escape_len(escape: &str, lone: LoneSurrogate) -> Option<usize> {
+    match *escape.as_bytes().get(1)? {
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(2),
+        _ => read_escape(escape, lone).map(|(_, len)| len),
+    }
+}
+
 /// `\uXXXX`, or a surrogate pair of two such escapes.
 fn unicode_escape(escape: &[u8], lone: LoneSurrogate) -> Option<(char, usize)> {
     let first = utf16_unit(escape.get(2..6)?)?;
@@ -128,5 +138,25 @@ mod tests {
         }
         // The escape after a lone one is read on its own.
         assert_eq!(read_escape(r"\u0041", Refuse), Some(('A', 6)));
+    }
+
+    #[test]
+    fn escape_len_is_read_escapes_length() {
+        for letter in 0..=255u8 {
+            for tail in ["", "0041", "d83d\\ude00", "d800x", "12g4"] {
+                let mut escape = vec![b'\\', letter];
+                escape.extend_from_slice(tail.as_bytes());
+                let Ok(escape) = String::from_utf8(escape) else {
+                    continue;
+                };
+                for lone in [LoneSurrogate::Refuse, LoneSurrogate::Replace] {
+                    assert_eq!(
+                        escape_len(&escape, lone),
+                        read_escape(&escape, lone).map(|(_, len)| len),
+                        "{escape:?}"
+                    );
+                }
+            }
+        }
     }
 }
