@@ -78,30 +78,6 @@ pub struct Record<'a> {
     text: Option<Raw<'a>>,
 }
 
-/// The keys of [`Record`], `conversation` and `kind` first.
-const FIELDS: [&str; 20] = [
-    "conversation",
-    "kind",
-    "role",
-    "step_type",
-    "idx",
-    "implicit",
-    "timestamp",
-    "model",
-    "stop_reason",
-    "usage",
-    "content",
-    "damaged",
-    "cwd",
-    "git_branch",
-    "title",
-    "parent_conversation_id",
-    "forked_from",
-    "name",
-    "time",
-    "text",
-];
-
 /// Whose a message is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -483,32 +459,33 @@ impl<'a> Record<'a> {
     /// a value of the wrong type, malformed JSON), which serde then reads.
     fn read_fast(text: &'a str) -> Option<Record<'a>> {
         let mut record = Record::default();
-        // Which keys came (null or not): serde refuses a key given twice.
-        let mut seen = 0u32;
+        // The keys of fields that came, null or not: serde refuses one
+        // given twice (and ignores unknown keys, however often they come).
+        let mut seen: Vec<Cow<'a, str>> = Vec::new();
         let mut cursor = Cursor::new(text);
-        cursor.object(|cursor, key| {
-            let bit = 1u32 << FIELDS.iter().position(|f| *f == key).unwrap_or(31);
-            if bit != 1 << 31 {
-                if seen & bit != 0 {
-                    return None;
-                }
-                seen |= bit;
-            }
-            match key {
-                "conversation" => record.conversation = cursor.string()?,
-                "kind" => record.kind = cursor.string()?,
-                "content" => record.content = Content::read(cursor)?,
-                _ => match record.raw_field(key) {
-                    Some(slot) if cursor.null() => *slot = None,
-                    Some(slot) => *slot = Some(Raw::read(cursor)?),
-                    None => {
-                        cursor.value()?;
-                    }
+        cursor.members(|cursor, key| {
+            let slot = match &*key {
+                "conversation" | "kind" | "content" => None,
+                name => match record.raw_field(name) {
+                    Some(slot) => Some(slot),
+                    None => return cursor.value().map(drop),
                 },
+            };
+            if seen.contains(&key) {
+                return None;
             }
+            match (&*key, slot) {
+                (_, Some(slot)) if cursor.null() => *slot = None,
+                (_, Some(slot)) => *slot = Some(Raw::read(cursor)?),
+                ("conversation", None) => record.conversation = cursor.string()?,
+                ("kind", None) => record.kind = cursor.string()?,
+                (_, None) => record.content = Content::read(cursor)?,
+            }
+            seen.push(key);
             Some(())
         })?;
-        (cursor.at_end() && seen & 0b11 == 0b11).then_some(record)
+        let has = |key: &str| seen.iter().any(|k| k == key);
+        (cursor.at_end() && has("conversation") && has("kind")).then_some(record)
     }
 
     /// The field of a key held as raw JSON text.
