@@ -219,22 +219,12 @@ impl<'a> Cursor<'a> {
         if self.null() {
             return Some(None);
         }
-        self.eat(b'[')?;
         let mut blocks = Vec::new();
-        if self.eat(b']').is_some() {
-            return Some(Some(blocks));
-        }
-        loop {
-            blocks.push(self.block()?);
-            match self.peek()? {
-                b',' => self.pos += 1,
-                b']' => {
-                    self.pos += 1;
-                    return Some(Some(blocks));
-                }
-                _ => return None,
-            }
-        }
+        self.array(|s| {
+            blocks.push(s.block()?);
+            Some(())
+        })?;
+        Some(Some(blocks))
     }
 
     fn block(&mut self) -> Option<Block<'a>> {
@@ -357,13 +347,8 @@ impl<'a> Cursor<'a> {
             } else {
                 entries.push(self.listing_entry()?);
             }
-            match self.peek()? {
-                b',' => self.pos += 1,
-                b']' => {
-                    self.pos += 1;
-                    break;
-                }
-                _ => return None,
+            if !self.more(b']')? {
+                break;
             }
         }
         Some(match names {

@@ -175,13 +175,8 @@ impl<'a> Cursor<'a> {
             self.skip_string()?;
             self.eat(b':')?;
             self.skip_value(depth)?;
-            match self.peek()? {
-                b',' => self.pos += 1,
-                b'}' => {
-                    self.pos += 1;
-                    return Some(());
-                }
-                _ => return None,
+            if !self.more(b'}')? {
+                return Some(());
             }
         }
     }
@@ -257,15 +252,21 @@ impl<'a> Cursor<'a> {
             let key = self.string()?;
             self.eat(b':')?;
             member(self, key)?;
-            match self.peek()? {
-                b',' => self.pos += 1,
-                b'}' => {
-                    self.pos += 1;
-                    return Some(());
-                }
-                _ => return None,
+            if !self.more(b'}')? {
+                return Some(());
             }
         }
+    }
+
+    /// After a member or item: `true` past a comma, `false` past `close`
+    /// (the object's or array's end), `None` at anything else.
+    pub fn more(&mut self, close: u8) -> Option<bool> {
+        let next = self.peek()?;
+        if next != b',' && next != close {
+            return None;
+        }
+        self.pos += 1;
+        Some(next == b',')
     }
 
     /// Visits the items of an array; `item` reads each.
@@ -276,13 +277,8 @@ impl<'a> Cursor<'a> {
         }
         loop {
             item(self)?;
-            match self.peek()? {
-                b',' => self.pos += 1,
-                b']' => {
-                    self.pos += 1;
-                    return Some(());
-                }
-                _ => return None,
+            if !self.more(b']')? {
+                return Some(());
             }
         }
     }
