@@ -141,24 +141,13 @@ fn command(
     output: &str,
     wrapped: bool,
 ) -> Built {
-    let typed = Msg::new().varint(1, RUN_COMMAND).varint(4, status).msg(
-        28,
-        Msg::new()
-            .str(23, "cargo test")
-            .msg(21, Msg::new().str(1, output)),
-    );
-    let any = Msg::new()
-        .str(1, "type.googleapis.com/gemini_coder.Step")
-        .bytes(2, &typed.0);
-    let mut body = Msg::new();
-    for (k, v) in [
+    let any = run_command_any("cargo test", status, output);
+    let body = generic_args(&[
         ("toolSummary", "Tests"),
         ("CommandLine", "cargo test"),
         ("Cwd", CWD),
         ("toolAction", "Running"),
-    ] {
-        body = body.msg(1, Msg::new().str(1, k).str(2, v));
-    }
+    ]);
     let text = if status == DONE {
         format!(
             "\nThe command exited with code 0.\nOutput:\n{}",
@@ -386,7 +375,7 @@ pub fn conversation_a(root: &Path, index_shape: Option<Shape>) {
                 .build()],
         )
         .unwrap();
-    leave_wal(db);
+    super::shapes::leave_wal(db);
     brain_file(
         root,
         A,
@@ -504,19 +493,4 @@ pub fn child(root: &Path) {
         ".system_generated/steps/2/output.txt",
         b"index.rs:12 sorts on every insert\n",
     );
-}
-
-/// Closes `db` the way agy leaves a database at exit: the rows since the
-/// last checkpoint stay in the `-wal`, and there is no `-shm`.
-pub fn leave_wal(db: AgyDb) {
-    let path = db.path.clone();
-    let wal = path.with_extension("db-wal");
-    let shm = path.with_extension("db-shm");
-    let (db_bytes, wal_bytes) = (std::fs::read(&path).unwrap(), std::fs::read(&wal).unwrap());
-    // What a crash or a plain exit without a checkpoint leaves: the files
-    // as they were while the connection was open.
-    drop(db);
-    std::fs::write(&path, db_bytes).unwrap();
-    std::fs::write(&wal, wal_bytes).unwrap();
-    let _ = std::fs::remove_file(shm);
 }

@@ -126,26 +126,15 @@ pub fn real_shaped(root: &Path) {
     put(2, PLANNER_RESPONSE, DONE, &planner_meta, 20, planner);
     let output =
         "total 8\ndrwxr-xr-x 2 dev dev 4096 .\n-rw-r--r-- 1 dev dev  12 s3cr3t-t0ken.txt\n";
-    let wrapped = Msg::new().varint(1, RUN_COMMAND).varint(4, DONE).msg(
-        28,
-        Msg::new()
-            .str(23, "ls -la")
-            .msg(21, Msg::new().str(1, output)),
-    );
-    let any = Msg::new()
-        .str(1, "type.googleapis.com/gemini_coder.Step")
-        .bytes(2, &wrapped.0);
-    let mut generic = Msg::new();
+    let any = run_command_any("ls -la", DONE, output);
     // Go map order, not the arguments' order.
-    for (k, v) in [
+    let generic = generic_args(&[
         ("WaitMsBeforeAsync", "500"),
         ("toolSummary", "Files"),
         ("CommandLine", "ls -la"),
         ("Cwd", "/work/app"),
         ("toolAction", "Listing"),
-    ] {
-        generic = generic.msg(1, Msg::new().str(1, k).str(2, v));
-    }
+    ]);
     let generic = generic.msg(
         2,
         Msg::new()
@@ -360,23 +349,12 @@ pub fn leave_wal(db: AgyDb) -> std::path::PathBuf {
 /// row 3): the call's arguments as map entries in Go's order, the result
 /// text, the typed RUN_COMMAND step wrapped in an Any, the spill URI.
 pub fn generic_run_command(command: &str, cwd: &str, output: &str, spill: &str) -> Msg {
-    let wrapped = Msg::new().varint(1, RUN_COMMAND).varint(4, DONE).msg(
-        28,
-        Msg::new()
-            .str(23, command)
-            .msg(21, Msg::new().str(1, output)),
-    );
-    let any = Msg::new()
-        .str(1, "type.googleapis.com/gemini_coder.Step")
-        .bytes(2, &wrapped.0);
-    let mut generic = Msg::new();
-    for (k, v) in [
+    let any = run_command_any(command, DONE, output);
+    let generic = generic_args(&[
         ("WaitMsBeforeAsync", "500"),
         ("CommandLine", command),
         ("Cwd", cwd),
-    ] {
-        generic = generic.msg(1, Msg::new().str(1, k).str(2, v));
-    }
+    ]);
     let head: String = output.chars().take(40).collect();
     generic.msg(
         2,

@@ -56,6 +56,28 @@ pub fn call(id: &str, name: &str, args_json: &str) -> Msg {
 
 /// A thinking signature as agy 1.1.23 writes it, at PlannerResponse 14 and
 /// ChatToolCall 7 (FORMAT.md 13 rows 1-2): the message `{2 {1: bytes}}`.
+/// A typed RUN_COMMAND step of `command` with its `output`, in the Any a
+/// GENERIC step's result carries it (agy 1.1.23: FORMAT.md 13 row 3).
+pub fn run_command_any(command: &str, status: u64, output: &str) -> Msg {
+    let typed = Msg::new().varint(1, RUN_COMMAND).varint(4, status).msg(
+        28,
+        Msg::new()
+            .str(23, command)
+            .msg(21, Msg::new().str(1, output)),
+    );
+    Msg::new()
+        .str(1, "type.googleapis.com/gemini_coder.Step")
+        .bytes(2, &typed.0)
+}
+
+/// A GENERIC step's arguments as map entries, in the order given (agy
+/// writes Go's map order, not the call's).
+pub fn generic_args(entries: &[(&str, &str)]) -> Msg {
+    entries.iter().fold(Msg::new(), |args, (k, v)| {
+        args.msg(1, Msg::new().str(1, k).str(2, v))
+    })
+}
+
 pub fn signature(bytes: &[u8]) -> Msg {
     Msg::new().msg(2, Msg::new().bytes(1, bytes))
 }
