@@ -184,6 +184,55 @@ fn an_index_row_of_another_conversation_is_refused() {
     assert!(!dst.join("conversations").join(format!("{A}.db")).exists());
 }
 
+/// `stream` with the `index` record's row changed by `edit`.
+fn with_index_row(
+    stream: &[u8],
+    edit: impl Fn(&mut serde_json::Map<String, serde_json::Value>),
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    for mut record in json_lines(stream) {
+        if record["kind"] == "index" {
+            edit(record["row"].as_object_mut().unwrap());
+        }
+        out.extend_from_slice(serde_json::to_string(&record).unwrap().as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+/// Found by fuzz/pack: a row with a null where the index's column is NOT
+/// NULL was written after its conversation was put in place, failed, and
+/// waited for the next run forever (each run failing the same way).
+#[test]
+fn an_index_row_the_index_would_refuse_is_refused_before_anything_is_written() {
+    let s = Scratch::new("index-not-null");
+    let src = s.join("src");
+    root_with(&src, Some(Shape::V1116));
+    let stream = dump_of_a(&src);
+    let null = with_index_row(&stream, |row| {
+        row.insert("last_modified_time".into(), serde_json::Value::Null);
+    });
+    let missing = with_index_row(&stream, |row| {
+        row.remove("workspace_uris");
+    });
+    for (bad, column) in [(null, "last_modified_time"), (missing, "workspace_uris")] {
+        // A root whose index lists another conversation: the row would
+        // go into it.
+        let dst = s.join(format!("dst-{column}"));
+        real_conversation(&dst, B, &["Explain the build"]).close();
+        idx::agy_row(&idx::create(&dst, Shape::V1116), B, "Build", 3, 2);
+        let before = files_under(&dst);
+        for args in [&[][..], &["--force"]] {
+            let out = pack(&dst, args, &bad);
+            assert_eq!(out.status.code(), Some(1));
+            let err = stderr(&out);
+            assert!(err.contains(column) && err.contains("not written"), "{err}");
+            assert!(!err.contains("waits in"), "{err}");
+            assert_eq!(files_under(&dst), before, "nothing written, nothing left");
+        }
+    }
+}
+
 #[test]
 fn a_stream_without_a_row_brings_a_stale_row_up_to_date_and_invents_none() {
     let s = Scratch::new("index-refresh");

@@ -26,10 +26,12 @@ use crate::stream::record::{Record, RowCells};
 const REFRESH: &str = "refresh\n";
 
 /// Checks an `index` record of conversation `id`: its row is the
-/// conversation's, and every value is well formed.
+/// conversation's, every value is well formed, and no null is where the
+/// index refuses one.
 pub(super) fn check(id: &str, user_version: i64, row: &RowCells<'_>) -> Result<IndexRow> {
     let row = IndexRow::from_record(user_version, row);
     row.check_owner(id)?;
+    row.check_not_null()?;
     let later_blobs: Vec<&str> = index::LATER_COLUMNS
         .iter()
         .filter(|(_, definition)| definition.starts_with("BLOB"))

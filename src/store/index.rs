@@ -51,6 +51,21 @@ pub const DDL: &[&str] = &[
 pub const LATER_COLUMNS: &[(&str, &str)] =
     &[("raw_summary", "BLOB"), ("group_id", "TEXT DEFAULT ''")];
 
+/// The columns of [`DDL`]'s table declared `NOT NULL`, each with whether
+/// it has a default (a row may leave those out), read from the statement
+/// itself so that the two cannot disagree.
+fn not_null_columns() -> impl Iterator<Item = (&'static str, bool)> {
+    let table = DDL[0];
+    let columns = &table[table.find('(').map_or(0, |at| at + 1)..table.rfind(')').unwrap_or(0)];
+    columns
+        .split(", ")
+        .filter(|definition| definition.contains("NOT NULL"))
+        .filter_map(|definition| {
+            let name = definition.split(' ').next()?;
+            Some((name, definition.contains(" DEFAULT ")))
+        })
+}
+
 /// How long a write waits for agy (or another reader) to let go of the
 /// index before it gives up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -117,6 +132,29 @@ impl IndexRow {
             ))),
             None => Err(Error::data("index row has no text conversation_id")),
         }
+    }
+
+    /// Checks that the row can be written into an index of agy's [`DDL`]:
+    /// no null, given or left to the column's default, where the table
+    /// refuses one. Checked before anything is written, so that a
+    /// conversation is not put in place with a row its index will refuse.
+    pub fn check_not_null(&self) -> Result<()> {
+        for (name, has_default) in not_null_columns() {
+            match self.get(name) {
+                Some(JsonCell::Null) => {
+                    return Err(Error::data(format!(
+                        "index column {name} is null, which the index refuses"
+                    )))
+                }
+                None if !has_default => {
+                    return Err(Error::data(format!(
+                        "index row has no {name}, which the index needs"
+                    )))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     fn int(&self, column: &str) -> Option<i64> {
@@ -714,6 +752,27 @@ fn insert(conn: &Connection, columns: &[Column], row: &IndexRow) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_not_null_columns_are_what_sqlite_says() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(DDL[0]).unwrap();
+        let mut stmt = conn
+            .prepare(
+                "SELECT name, dflt_value IS NOT NULL FROM pragma_table_info(?1) WHERE \"notnull\"",
+            )
+            .unwrap();
+        let sqlite: Vec<(String, bool)> = stmt
+            .query_map([TABLE], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let ours: Vec<(String, bool)> = not_null_columns()
+            .map(|(name, default)| (name.to_string(), default))
+            .collect();
+        assert_eq!(ours, sqlite);
+        assert!(ours.contains(&("last_modified_time".to_string(), false)));
+    }
 
     fn summary() -> Summary {
         Summary {
