@@ -385,27 +385,16 @@ fn plural(n: usize) -> &'static str {
 
 /// What a cut left behind besides steps, for a note.
 fn left_behind(left: &Left) -> String {
-    let mut parts = Vec::new();
-    if left.steps > 0 {
-        parts.push(format!("{} step{}", left.steps, plural(left.steps)));
-    }
-    if left.generations > 0 {
-        parts.push(format!(
-            "{} gen_metadata row{}",
-            left.generations,
-            plural(left.generations)
-        ));
-    }
-    if left.files > 0 {
-        parts.push(format!("{} brain file{}", left.files, plural(left.files)));
-    }
-    if left.transcript_lines > 0 {
-        parts.push(format!(
-            "{} transcript line{}",
-            left.transcript_lines,
-            plural(left.transcript_lines)
-        ));
-    }
+    let parts: Vec<String> = [
+        (left.steps, "step"),
+        (left.generations, "gen_metadata row"),
+        (left.files, "brain file"),
+        (left.transcript_lines, "transcript line"),
+    ]
+    .into_iter()
+    .filter(|&(n, _)| n > 0)
+    .map(|(n, what)| format!("{n} {what}{}", plural(n)))
+    .collect();
     match parts.len() {
         0 => String::new(),
         _ => format!("; left out {}", parts.join(", ")),
