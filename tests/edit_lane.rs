@@ -13,13 +13,13 @@ use rusqlite::types::Value;
 use serde_json::Value as Json;
 use support::index::{self as idx, real_conversation, Shape};
 use support::pb::Msg;
-use support::shapes::{acp_conversation, subagent_child, REAL_ID};
+use support::shapes::{
+    acp_conversation, subagent_child, ACP_ID as ACP, CHILD_ID as CHILD, REAL_ID,
+};
 use support::store::{files_under, json_lines};
 use support::{run, run_env, run_ok, stderr, AgyDb, Scratch};
 
 const TURNS: &str = "0b6f8a8e-1c2d-4e5f-9a0b-1c2d3e4f5a6b";
-const CHILD: &str = "4c8f3d2b-0a1e-4f5d-b7c6-2e3f4a5b6c7d";
-const ACP: &str = "5d9a4e3c-1b2f-4a6e-c8d7-3f4a5b6c7d8e";
 const DESK: &str = "8a2d7b6f-4e5c-4d9b-f1a0-6c7d8e9fa0b1";
 const PROJECT: &str = "2f6e9d1c-8b7a-4c3d-9e0f-1a2b3c4d5e6f";
 

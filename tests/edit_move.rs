@@ -21,13 +21,12 @@ use serde_json::Value as Json;
 use support::index::{self as idx, Shape};
 use support::pb::Msg;
 use support::shapes::{
-    acp_conversation, leave_wal, real_shaped, subagent_child, windows_conversation, REAL_ID as REAL,
+    acp_conversation, leave_wal, real_shaped, subagent_child, windows_conversation, ACP_ID as ACP,
+    CHILD_ID as CHILD, REAL_ID as REAL,
 };
 use support::store::files_under;
 use support::{brain_file, run, run_ok, stderr, AgyDb, Scratch};
 
-const CHILD: &str = "4c8f3d2b-0a1e-4f5d-b7c6-2e3f4a5b6c7d";
-const ACP: &str = "5d9a4e3c-1b2f-4a6e-c8d7-3f4a5b6c7d8e";
 const WIN: &str = "6e0b5f4d-2c3a-4b7f-d9e8-4a5b6c7d8e9f";
 const ELSEWHERE: &str = "7f1c6a5e-3d4b-4c8a-e0f9-5b6c7d8e9fa0";
 

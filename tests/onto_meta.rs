@@ -11,12 +11,13 @@ use agy_tools::agy::wire::Message;
 use serde_json::Value as Json;
 use support::index::{self as idx, Shape};
 use support::pb::Msg;
-use support::shapes::{acp_conversation, real_shaped, subagent_child, REAL_ID as REAL};
+use support::shapes::{
+    acp_conversation, real_shaped, subagent_child, ACP_ID as ACP, CHILD_ID as CHILD,
+    REAL_ID as REAL,
+};
 use support::store::json_lines;
 use support::{run, run_ok, stderr, AgyDb, Scratch};
 
-const CHILD: &str = "4c8f3d2b-0a1e-4f5d-b7c6-2e3f4a5b6c7d";
-const ACP: &str = "5d9a4e3c-1b2f-4a6e-c8d7-3f4a5b6c7d8e";
 const HEADLESS: &str = "9b3e8c7a-5f6d-4eac-a2b1-7d8e9fa0b1c2";
 
 fn build(root: &Path) {

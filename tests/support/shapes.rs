@@ -9,6 +9,10 @@ use super::steps::*;
 use super::{brain_file, AgyDb};
 
 pub const REAL_ID: &str = "3b7e2c1a-9f4d-4c8b-a6e5-1d2f3a4b5c6d";
+/// The ids the edit and --onto tests give a [`subagent_child`] and an
+/// [`acp_conversation`].
+pub const CHILD_ID: &str = "4c8f3d2b-0a1e-4f5d-b7c6-2e3f4a5b6c7d";
+pub const ACP_ID: &str = "5d9a4e3c-1b2f-4a6e-c8d7-3f4a5b6c7d8e";
 pub const T0: i64 = 1_795_000_000;
 
 /// 101 and 556 signed bytes, as in FORMAT.md 13 rows 1-2.
