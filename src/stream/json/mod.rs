@@ -20,7 +20,10 @@ pub use escape::{
 };
 pub use hex::{write_hex, write_hex_body, write_hex_body_at};
 pub use read::Cursor;
-pub use scan::{clean_prefix_len, clean_prefix_len_at, is_simple_str_body, is_simple_str_body_at};
+pub use scan::{
+    clean_prefix_len, clean_prefix_len_at, is_simple_str_body, is_simple_str_body_at,
+    simple_str_end, simple_str_end_at,
+};
 pub use unescape::{escape_len, read_escape, LoneSurrogate};
 
 pub fn write_i64(out: &mut Vec<u8>, v: i64) {

@@ -15,7 +15,7 @@
 
 use std::borrow::Cow;
 
-use super::{clean_prefix_len_at, escape_len, read_escape, LoneSurrogate};
+use super::{clean_prefix_len_at, escape_len, read_escape, simple_str_end_at, LoneSurrogate};
 use crate::stream::simd::{self, Level};
 
 /// How deep [`Cursor::value`] follows nested arrays and objects before it
@@ -181,14 +181,21 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Skips a string without unescaping it, checking its escapes.
+    /// Skips a string without unescaping it, checking its escapes: a
+    /// simple body is judged a chunk at a time ([`simple_str_end_at`]),
+    /// anything else (a `\u` escape, or something wrong) escape by escape.
     ///
     /// (Hopping from backslash to backslash with `memchr2` and checking for
     /// control characters once at the end cost agy-render more
     /// instructions on the large conversation's messages than clean runs;
-    /// so did finding the closing quote first and judging the body whole.)
+    /// so did finding the closing quote first and judging the body whole.
+    /// Clean runs cost more than the chunks.)
     fn skip_string(&mut self) -> Option<()> {
         let mut at = self.pos + 1;
+        if let Some(end) = simple_str_end_at(self.level, self.bytes().get(at..)?) {
+            self.pos = at + end + 1;
+            return Some(());
+        }
         loop {
             at = self.clean_run(at)?;
             if self.bytes()[at] == b'"' {

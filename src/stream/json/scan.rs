@@ -63,6 +63,110 @@ pub fn is_simple_str_body_at(level: Level, body: &[u8]) -> bool {
     }
 }
 
+/// Where the string whose body starts at `bytes[0]` ends, when its body is
+/// simple: the position of its closing quote, when every byte before it is
+/// a plain byte (not a control character) or part of a two-character
+/// escape (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`). `None` when
+/// the body holds anything else (a `\u` escape, a raw control character, a
+/// backslash before another letter) or `bytes` ends first: the caller then
+/// walks it escape by escape, which says what, if anything, is wrong. UTF-8
+/// is not checked: the callers read text that is already `str`.
+///
+/// It exists for skipping a value a reader will not use: agy-render walks
+/// past most of each tool call's input and output, and finding the end of
+/// a string one escape at a time (code and JSON, an escape every few dozen
+/// bytes) was an eighth of its time on the large conversation. The chunks
+/// are judged as [`is_simple_str_body`] judges them, up to the first quote
+/// that no backslash escapes.
+pub fn simple_str_end(bytes: &[u8]) -> Option<usize> {
+    simple_str_end_at(simd::level(), bytes)
+}
+
+/// [`simple_str_end`] with the routines of `level` (which this CPU must
+/// run: see [`Level::supported`]), for the tests and fuzz targets.
+pub fn simple_str_end_at(level: Level, bytes: &[u8]) -> Option<usize> {
+    match level {
+        Level::Scalar => simple_end(bytes, Classes::scalar, escape_letters_scalar),
+        // SAFETY (both): `level` is never above what the CPU has
+        // (crate::stream::simd), and SSE2 is part of the x86-64 baseline;
+        // the functions read only `bytes`.
+        #[cfg(target_arch = "x86_64")]
+        Level::Sse2 | Level::Ssse3 => unsafe { simple_end_sse2(bytes) },
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { simple_end_avx2(bytes) },
+        #[cfg(not(target_arch = "x86_64"))]
+        _ => simple_end(bytes, Classes::scalar, escape_letters_scalar),
+    }
+}
+
+/// [`simple_str_end`] with chunks classed sixteen bytes at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn simple_end_sse2(bytes: &[u8]) -> Option<usize> {
+    // As in simple_body_sse2.
+    simple_end(
+        bytes,
+        |chunk| classes_sse2(chunk),
+        |chunk| escape_letters_sse2(chunk),
+    )
+}
+
+/// [`simple_str_end`] with chunks classed thirty-two bytes at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn simple_end_avx2(bytes: &[u8]) -> Option<usize> {
+    // As in simple_body_sse2.
+    simple_end(
+        bytes,
+        |chunk| classes_avx2(chunk),
+        |chunk| escape_letters_avx2(chunk),
+    )
+}
+
+/// The chunk loop of [`simple_str_end`], given how a chunk's bytes are
+/// classed and where its escape letters are.
+#[inline(always)]
+fn simple_end(
+    bytes: &[u8],
+    classes: impl Fn(&[u8; CHUNK]) -> Classes,
+    letters: impl Fn(&[u8; CHUNK]) -> u64,
+) -> Option<usize> {
+    let mut carry = 0;
+    let mut at = 0;
+    let mut last = [b' '; CHUNK];
+    while at < bytes.len() {
+        let chunk: &[u8; CHUNK] = match bytes.get(at..at + CHUNK) {
+            Some(whole) => whole.try_into().expect("a whole chunk"),
+            None => {
+                // Spaces after the end, as in simple_body: plain bytes and
+                // no escape's letter.
+                let rest = &bytes[at..];
+                last[..rest.len()].copy_from_slice(rest);
+                &last
+            }
+        };
+        let classes = classes(chunk);
+        let escaped = match classes.backslash | carry {
+            0 => 0,
+            _ => escaped_bits(classes.backslash, &mut carry),
+        };
+        let quotes = classes.quote & !escaped;
+        // The bits before the first closing quote: what the body holds.
+        let body = quotes.wrapping_sub(1) & !quotes;
+        if classes.control & body != 0 {
+            return None;
+        }
+        if escaped & body != 0 && escaped & body & !letters(chunk) != 0 {
+            return None;
+        }
+        if quotes != 0 {
+            return Some(at + quotes.trailing_zeros() as usize);
+        }
+        at += CHUNK;
+    }
+    None
+}
+
 /// [`is_simple_str_body`] with chunks classed sixteen bytes at a time.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
@@ -367,8 +471,10 @@ mod tests {
         std::str::from_utf8(body).is_ok()
     }
 
-    #[test]
-    fn chunked_scan_agrees_with_walking_and_with_serde_json() {
+    /// Bodies that test a mask-based scan: random mixes of plain bytes,
+    /// escapes, quotes, control characters and UTF-8 at lengths about each
+    /// chunk edge, and runs of backslashes of every length before a quote.
+    fn bodies() -> Vec<Vec<u8>> {
         // Runs of backslashes of every length, across every chunk edge:
         // the carry between chunks is where a mask-based scan goes wrong.
         let alphabet: &[&[u8]] = &[
@@ -411,6 +517,12 @@ mod tests {
                 bodies.push(body);
             }
         }
+        bodies
+    }
+
+    #[test]
+    fn chunked_scan_agrees_with_walking_and_with_serde_json() {
+        let bodies = bodies();
         for body in &bodies {
             let simple = is_simple_str_body(body);
             assert_eq!(simple, simple_by_walking(body), "{body:?}");
@@ -431,6 +543,53 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The rule of [`simple_str_end`] one byte at a time.
+    fn simple_end_by_walking(bytes: &[u8]) -> Option<usize> {
+        let mut at = 0;
+        loop {
+            match *bytes.get(at)? {
+                b'"' => return Some(at),
+                b'\\' => match bytes.get(at + 1)? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at += 2,
+                    _ => return None,
+                },
+                0..=0x1f => return None,
+                _ => at += 1,
+            }
+        }
+    }
+
+    #[test]
+    fn simple_ends_are_found_as_walking_finds_them_at_every_level() {
+        let mut found = 0;
+        for body in bodies() {
+            // What comes after a string: nothing, or more JSON (which may
+            // hold anything, controls and backslashes included, but is
+            // never part of the answer).
+            for tail in [&b""[..], b"\"", b"\",\"k\":\"\\u0041\x01\"}", b"\"\x01\\x"] {
+                let mut bytes = body.clone();
+                bytes.extend_from_slice(tail);
+                let end = simple_end_by_walking(&bytes);
+                found += usize::from(end.is_some());
+                assert_eq!(simple_str_end(&bytes), end, "{bytes:?}");
+                for level in Level::supported_levels() {
+                    assert_eq!(simple_str_end_at(level, &bytes), end, "{level:?} {bytes:?}");
+                }
+                // A simple body that is UTF-8 is a string serde_json reads.
+                if let Some(end) = end.filter(|&end| std::str::from_utf8(&bytes[..end]).is_ok()) {
+                    let mut quoted = b"\"".to_vec();
+                    quoted.extend_from_slice(&bytes[..=end]);
+                    assert!(
+                        serde_json::from_slice::<String>(&quoted).is_ok(),
+                        "{bytes:?}"
+                    );
+                }
+            }
+        }
+        // Both answers were met often: the test is not all one case.
+        assert!(found > 1000, "{found}");
     }
 
     #[test]
