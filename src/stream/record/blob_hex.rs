@@ -54,7 +54,9 @@ pub fn decode_hex_into_at(level: Level, hex_text: &str, out: &mut Vec<u8>) -> Re
             text.len()
         )));
     }
-    out.clear();
+    // What the buffer held stays until overwritten: every byte is written
+    // before it is read (on success), and zero-filling a steps row's
+    // payload first only to overwrite it was 4 % of agy-decode.
     out.resize(text.len() / 2, 0);
     decode_hex_digits(level, text, out).map_err(|position| {
         let shown = hex_text[position..].chars().next().unwrap_or('?');
@@ -71,7 +73,7 @@ pub fn decode_hex_bytes_into(text: &[u8], out: &mut Vec<u8>) -> bool {
     if !text.len().is_multiple_of(2) {
         return false;
     }
-    out.clear();
+    // As in decode_hex_into_at: only what the buffer grows by is zeroed.
     out.resize(text.len() / 2, 0);
     decode_hex_digits(simd::level(), text, out).is_ok()
 }
@@ -306,9 +308,16 @@ mod tests {
             for from in 0..40 {
                 let bytes = &bytes[from..];
                 for text in [hex::encode(bytes), hex::encode_upper(bytes)] {
-                    let mut out = vec![7; 3];
-                    decode_hex_into_at(level, &text, &mut out).unwrap();
-                    assert_eq!(out, bytes, "{level:?} from {from}");
+                    // A reused buffer, shorter and longer than the bytes:
+                    // what it held is overwritten or cut, never left.
+                    for held in [3, 300] {
+                        let mut out = vec![7; held];
+                        decode_hex_into_at(level, &text, &mut out).unwrap();
+                        assert_eq!(out, bytes, "{level:?} from {from}");
+                    }
+                    let mut out = vec![7; 300];
+                    assert!(decode_hex_bytes_into(text.as_bytes(), &mut out));
+                    assert_eq!(out, bytes);
                     assert!(is_hex_digits_at(level, text.as_bytes()));
                 }
             }
