@@ -13,12 +13,17 @@
 //! 5. one folder per tool: [`decode`] (rows to messages), then [`encode`]
 //!    (messages to rows, and `--onto` edits), [`edit`] (rows to rows:
 //!    conversation surgery), [`pack`] (rows to databases) and [`list`] (a
-//!    root's conversations, agy-ls); then [`format`] (other agents' formats)
+//!    root's conversations, agy-ls); then [`mod@format`] (other agents' formats)
 //!    and [`render`] (pages for people);
 //! 6. [`cli`]: the flags and the shell around a binary.
 //!
 //! The binaries in `src/bin/` are thin mains over [`cli`] and the tool
 //! folders.
+
+// The documentation is for the people who work on these tools, private
+// items included (`cargo doc --document-private-items`): a module's
+// overview links to the private functions that do its work.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod error;
 pub mod time;

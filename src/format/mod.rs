@@ -14,7 +14,7 @@
 //! Code, Codex, Gemini CLI and OpenCode resume without repairing it.
 //!
 //! Each format is a line in one table ([`Format`]) and a [`write::Writer`]
-//! that says only what its output looks like: [`write`] does what every
+//! that says only what its output looks like: [`mod@write`] does what every
 //! format does alike (the turn rules, the session id, project directory
 //! and start time, `--out-dir`). Likewise each reader says only how a
 //! session reads ([`read::Reader`]), and [`read`] writes the records.

@@ -2,7 +2,7 @@
 //! one file that says only how its sessions read.
 //!
 //! A [`Reader`] turns one session file into a [`Conversation`] (its
-//! messages and its meta record), counting what it leaves out; [`encode`]
+//! messages and its meta record), counting what it leaves out; [`encode()`]
 //! does the rest the same way for every format: it writes the message
 //! stream's records, with the timestamps the stream can hold, feeds them
 //! to the ordinary encoder, and with `--verbose` says what was left out.

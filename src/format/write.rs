@@ -1,7 +1,7 @@
 //! What every writer of `agy-decode --format` shares, so that a format is
 //! one file that says only what its output looks like.
 //!
-//! A [`Writer`] names its turn rules and its shape; [`write`] does the
+//! A [`Writer`] names its turn rules and its shape; [`write()`] does the
 //! rest, the same way for every format: it sequences the conversation by
 //! [`super::turns`] (with the `--thinking` of the command line), and for a
 //! session of another CLI it settles the session id, the project directory

@@ -1,7 +1,7 @@
 //! The HTML format: one self-contained page, readable offline, light and
 //! dark by `prefers-color-scheme`.
 //!
-//! Every string from the stream is written through [`escape`] (text or
+//! Every string from the stream is written through [`escape`](super::escape) (text or
 //! attribute), Markdown through [`markdown::to_html`]. The page has no
 //! script, no `style` attribute and no URL but `data:` images, links and
 //! its own index, and its Content-Security-Policy says so ([`csp`]), so a

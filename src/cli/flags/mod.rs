@@ -7,7 +7,7 @@
 //! for `--help` and for the man page, and what it sets in [`Args`]. From
 //! that list
 //!
-//! - [`parse`] reads a command line with lexopt,
+//! - [`mod@parse`] reads a command line with lexopt,
 //! - [`help`] writes the Options list of `--help`,
 //! - [`man`] writes the OPTIONS section of `man/<binary>.1`, and
 //! - [`complete`] writes completion scripts for bash, zsh and fish,

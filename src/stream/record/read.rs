@@ -109,7 +109,7 @@ pub enum JsonCell<'a> {
 
 impl JsonCell<'static> {
     /// The stream form of an SQLite value in a column of the given
-    /// affinity: what [`write_cell`] writes, as a value.
+    /// affinity: what [`write_cell`](super::write_cell) writes, as a value.
     pub fn from_cell(cell: &Cell<'_>, blob_column: bool) -> JsonCell<'static> {
         match cell {
             Cell::Null => JsonCell::Null,
