@@ -80,6 +80,7 @@ fn write_hex_vectored(_level: Level, _out: &mut Vec<u8>, _bytes: &[u8]) -> usize
 
 /// The digit of each nibble, for `vpshufb` to look up (SSE2 has no byte
 /// shuffle: [`hex_blocks_sse2`] computes them).
+#[cfg(target_arch = "x86_64")]
 const DIGITS: &[u8; 16] = b"0123456789abcdef";
 
 /// Stores the digits of `bytes` (whole blocks of sixteen) into `room`
