@@ -365,6 +365,10 @@ fi
 declare -A turn_wall turn_cpu
 if got decode && got encode && got render; then
     say "taking turns: decode, encode, render ($turn_runs rounds)"
+    for key in decode encode render; do
+        : >"$scratch/turns.$key"
+    done
+    # Round 0 warms up; each later run adds "wall cpu" to its tool's file.
     for ((i = 0; i <= turn_runs; i++)); do
         for key in decode encode render; do
             input=$scratch/big.messages.ndjson
@@ -372,19 +376,10 @@ if got decode && got encode && got render; then
             start=$(date +%s%N)
             /usr/bin/time -f '%U %S' -o "$scratch/turn.time" "$bin/agy-$key" <"$input" >/dev/null
             end=$(date +%s%N)
-            # Round 0 warms up.
-            ((i > 0)) && awk -v ns=$((end - start)) '{ printf "%.4f %.2f\n", ns / 1e9, $1 + $2 }' "$scratch/turn.time"
-        done >>"$scratch/turns.$i"
+            ((i > 0)) && awk -v ns=$((end - start)) '{ printf "%.4f %.2f\n", ns / 1e9, $1 + $2 }' \
+                "$scratch/turn.time" >>"$scratch/turns.$key"
+        done
     done
-    for key in decode encode render; do
-        : >"$scratch/turns.$key"
-    done
-    for ((i = 1; i <= turn_runs; i++)); do
-        # Each round's file holds decode, encode, render in that order.
-        paste -d' ' - - - <"$scratch/turns.$i" | awk -v d="$scratch/turns.decode" -v e="$scratch/turns.encode" -v r="$scratch/turns.render" \
-            '{ print $1, $2 >> d; print $3, $4 >> e; print $5, $6 >> r }'
-    done
-    rm -f "$scratch"/turns.[0-9]*
     for key in decode encode render; do
         turn_wall[$key]=$(cut -d' ' -f1 "$scratch/turns.$key" | median)
         turn_cpu[$key]=$(cut -d' ' -f2 "$scratch/turns.$key" | median)
