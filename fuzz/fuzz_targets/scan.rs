@@ -4,7 +4,7 @@
 //! escapes of a string serde_json accepted); the clean prefix ends at the
 //! first control character, quote or backslash; a simple string's end is
 //! the first quote that no backslash escapes, found as walking the input
-//! one escape at a time finds it.
+//! one escape at a time finds it (`simple_str_end_by_walking`).
 #![no_main]
 
 use agy_tools::stream::json;
@@ -24,7 +24,7 @@ fn run(body: &[u8]) {
         .iter()
         .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
         .unwrap_or(body.len());
-    let end = simple_end_by_walking(body);
+    let end = json::simple_str_end_by_walking(body);
     for level in Level::supported_levels() {
         assert_eq!(
             json::simple_str_end_at(level, body),
@@ -41,23 +41,6 @@ fn run(body: &[u8]) {
             clean,
             "clean prefix at {level:?}"
         );
-    }
-}
-
-/// Where a string whose body starts at `bytes[0]` ends, when all of the
-/// body is plain bytes and two-character escapes: one byte at a time.
-fn simple_end_by_walking(bytes: &[u8]) -> Option<usize> {
-    let mut at = 0;
-    loop {
-        match *bytes.get(at)? {
-            b'"' => return Some(at),
-            b'\\' => match bytes.get(at + 1)? {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at += 2,
-                _ => return None,
-            },
-            0..=0x1f => return None,
-            _ => at += 1,
-        }
     }
 }
 

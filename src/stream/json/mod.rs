@@ -22,7 +22,7 @@ pub use hex::{write_hex, write_hex_body, write_hex_body_at};
 pub use read::Cursor;
 pub use scan::{
     clean_prefix_len, clean_prefix_len_at, is_simple_str_body, is_simple_str_body_at,
-    simple_str_end, simple_str_end_at,
+    simple_str_end, simple_str_end_at, simple_str_end_by_walking,
 };
 pub use unescape::{escape_len, read_escape, LoneSurrogate};
 

@@ -99,6 +99,24 @@ pub fn simple_str_end_at(level: Level, bytes: &[u8]) -> Option<usize> {
     }
 }
 
+/// [`simple_str_end`]'s rule one byte at a time, as it reads: the plain
+/// reference the unit tests and the `scan` fuzz target hold every level's
+/// routine to.
+pub fn simple_str_end_by_walking(bytes: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    loop {
+        match *bytes.get(at)? {
+            b'"' => return Some(at),
+            b'\\' => match bytes.get(at + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at += 2,
+                _ => return None,
+            },
+            0..=0x1f => return None,
+            _ => at += 1,
+        }
+    }
+}
+
 /// [`simple_str_end`] with chunks classed sixteen bytes at a time.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
@@ -545,22 +563,6 @@ mod tests {
         }
     }
 
-    /// The rule of [`simple_str_end`] one byte at a time.
-    fn simple_end_by_walking(bytes: &[u8]) -> Option<usize> {
-        let mut at = 0;
-        loop {
-            match *bytes.get(at)? {
-                b'"' => return Some(at),
-                b'\\' => match bytes.get(at + 1)? {
-                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at += 2,
-                    _ => return None,
-                },
-                0..=0x1f => return None,
-                _ => at += 1,
-            }
-        }
-    }
-
     #[test]
     fn simple_ends_are_found_as_walking_finds_them_at_every_level() {
         let mut found = 0;
@@ -571,7 +573,7 @@ mod tests {
             for tail in [&b""[..], b"\"", b"\",\"k\":\"\\u0041\x01\"}", b"\"\x01\\x"] {
                 let mut bytes = body.clone();
                 bytes.extend_from_slice(tail);
-                let end = simple_end_by_walking(&bytes);
+                let end = simple_str_end_by_walking(&bytes);
                 found += usize::from(end.is_some());
                 assert_eq!(simple_str_end(&bytes), end, "{bytes:?}");
                 for level in Level::supported_levels() {
