@@ -2,7 +2,7 @@
 //!
 //! A flag used to live in three hand-kept copies per binary: the parser's
 //! match arm, the Options list of `--help` and the OPTIONS section of its
-//! man page, and they drifted. Now [`defs::FLAGS`] holds one [`Flag`] per
+//! man page, and they drifted. Now the table of [`defs`] holds one [`Flag`] per
 //! flag: its names, the value it takes, the binaries that have it, its text
 //! for `--help` and for the man page, and what it sets in [`Args`]. From
 //! that list
@@ -41,7 +41,7 @@ pub mod help;
 pub mod man;
 mod parse;
 
-pub use defs::FLAGS;
+pub use defs::all;
 pub use parse::{parse, parse_from, Args, Generate, Program, Special};
 
 use std::ffi::OsString;
@@ -163,10 +163,8 @@ impl Flag {
     }
 }
 
-/// The flags of `bin` with their text there, in the order of [`FLAGS`]
+/// The flags of `bin` with their text there, in the order of [`all`]
 /// (which is the order of `--help` and the man page).
 pub fn of(bin: Bin) -> impl Iterator<Item = (&'static Flag, &'static Doc)> {
-    FLAGS
-        .iter()
-        .filter_map(move |flag| flag.doc(bin).map(|doc| (flag, doc)))
+    all().filter_map(move |flag| flag.doc(bin).map(|doc| (flag, doc)))
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use crate::cli;
-use crate::cli::flags::{complete, help, man, Bin, Kind, FLAGS};
+use crate::cli::flags::{all, complete, help, man, Bin, Kind};
 use crate::error::{Error, Result};
 use crate::store::root::Lane;
 
@@ -157,12 +157,8 @@ where
                 args.paths.push(path);
                 continue;
             }
-            lexopt::Arg::Short(c) => FLAGS
-                .iter()
-                .find(|f| f.short == Some(c) && f.doc(bin).is_some()),
-            lexopt::Arg::Long(name) => FLAGS
-                .iter()
-                .find(|f| f.long == name && f.doc(bin).is_some()),
+            lexopt::Arg::Short(c) => all().find(|f| f.short == Some(c) && f.doc(bin).is_some()),
+            lexopt::Arg::Long(name) => all().find(|f| f.long == name && f.doc(bin).is_some()),
         };
         let Some(flag) = found else {
             return Err(arg.unexpected().into());
