@@ -1,4 +1,4 @@
-//! Each flag is defined once, in `src/flags/defs.rs`; these tests hold
+//! Each flag is defined once, in `src/cli/flags/defs/`; these tests hold
 //! what is generated from the definitions to them: the checked-in man
 //! pages, `--help`, the usage errors, and the completion scripts, which
 //! are loaded into the real bash, zsh and fish and asked to complete.
