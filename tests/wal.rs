@@ -232,6 +232,78 @@ fn a_live_writer_is_never_kept_waiting() {
     assert!(!sidecar(&root, "-shm").exists());
 }
 
+/// The WAL index's header (the first 96 bytes of the `-shm`) is two copies
+/// of 48 bytes that a writer updates one after the other; a reader that
+/// finds them different while a writer's connection is open must not
+/// rebuild the index (a read-only reader may not), and SQLite answers
+/// SQLITE_READONLY_RECOVERY. agy-dump then reads again, 2 ms apart, for
+/// about a second. Here the second copy is changed by hand under a live
+/// connection: put back after a moment, the dump reads every step; left
+/// changed, the dump gives up and says why, and the writer is unharmed.
+///
+/// The `-shm` is written through one descriptor that stays open until the
+/// writer is done: closing any descriptor of a file drops every POSIX
+/// lock the process holds on it, the live connection's among them, and a
+/// `-shm` no process holds a lock on is one agy-dump rightly ignores.
+#[test]
+fn a_torn_index_header_is_read_again_once_whole() {
+    use std::os::unix::fs::FileExt;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    let s = Scratch::new("wal-torn");
+    let root = s.join("root");
+    let live = live_conversation(&root);
+    let shm = Arc::new(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(sidecar(&root, "-shm"))
+            .unwrap(),
+    );
+    let mut whole = [0u8; 48];
+    shm.read_exact_at(&mut whole, 48).unwrap();
+    let mut torn = whole;
+    // The second copy's change counter (offset 8 of the header).
+    torn[8] ^= 0xff;
+    let all_steps: Vec<i64> = (0..IN_DB + IN_WAL).collect();
+    let dump = || run("agy-dump", &[root.to_str().unwrap()], b"");
+
+    shm.write_all_at(&torn, 48).unwrap();
+    let mender = {
+        let shm = Arc::clone(&shm);
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            shm.write_all_at(&whole, 48).unwrap();
+        })
+    };
+    let started = Instant::now();
+    let out = dump();
+    mender.join().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    let steps: Vec<i64> = json_lines(&out.stdout)
+        .iter()
+        .filter(|r| r["table"] == "steps")
+        .map(|r| r["row"]["idx"].as_i64().unwrap())
+        .collect();
+    assert_eq!(steps, all_steps);
+
+    shm.write_all_at(&torn, 48).unwrap();
+    let out = dump();
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("{ID}.db")) && err.contains("not dumped"),
+        "{err}"
+    );
+    assert!(err.contains("WAL index"), "{err}");
+
+    shm.write_all_at(&whole, 48).unwrap();
+    live.user_step(IN_DB + IN_WAL, "written after the dumps");
+    assert_eq!(dumped_steps(&root).len(), all_steps.len() + 1);
+    live.close();
+}
+
 /// A frame of the WAL: 24 bytes of header, then a page.
 fn frame_len(wal: &[u8]) -> usize {
     24 + u32::from_be_bytes(wal[8..12].try_into().unwrap()) as usize

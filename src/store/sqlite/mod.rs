@@ -96,6 +96,20 @@ fn met_a_writer_mid_update(e: &rusqlite::Error) -> bool {
     )
 }
 
+/// The failure to name when every try of the first read met a writer
+/// mid-update: SQLite's own words ("attempt to write a readonly database")
+/// say nothing of what happened.
+fn waited_in_vain(e: &rusqlite::Error) -> OpenError {
+    let recovery = matches!(
+        e.sqlite_error().map(|e| e.extended_code),
+        Some(rusqlite::ffi::SQLITE_READONLY_RECOVERY)
+    );
+    OpenError::Failed(Error::data(match recovery {
+        true => "the header of its WAL index (the -shm) stayed half-written for a second while a connection held it open (agy may have stopped in the middle of a write); dump it again once agy has written again or exited",
+        false => "a writer kept it locked for a second; dump it again",
+    }))
+}
+
 impl Source {
     /// Opens `path` for dumping; see the type's documentation for how.
     pub fn open(path: &Path) -> Result<Source, OpenError> {
@@ -116,6 +130,7 @@ impl Source {
                     tries += 1;
                     std::thread::sleep(std::time::Duration::from_millis(2));
                 }
+                Err(e) if met_a_writer_mid_update(&e) => return Err(waited_in_vain(&e)),
                 Err(e) => return Err(e.into()),
             }
         };
