@@ -21,7 +21,7 @@ use super::page::{Page, ResultOf};
 use super::pre::{long_pre, pre, pretty_pre, size, Source, LONG_LINES};
 use super::pretty::Pretty;
 use super::stream::{Block, Media, Members, Raw, Record, Role};
-use super::summary::{counted, display_time, grouped, iso_time, Summary};
+use super::summary::{counted, display_time, grouped, iso_time, write_grouped, Summary};
 use super::text::{LongText, Text};
 use crate::time::Timestamp;
 
@@ -45,6 +45,12 @@ impl Default for Html {
 
 fn push(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
+}
+
+/// `n` in decimal, without a `String` on the way.
+fn write_number(out: &mut Vec<u8>, n: u64) {
+    use std::io::Write;
+    write!(out, "{n}").expect("a Vec takes every byte");
 }
 
 /// `<tag class="class">escaped text</tag>`
@@ -333,7 +339,9 @@ impl Page for Html {
         if damage.is_some() {
             push(out, " damaged");
         }
-        push(out, &format!("\" id=\"m{number}\">\n<div class=\"who\">"));
+        push(out, "\" id=\"m");
+        write_number(out, number);
+        push(out, "\">\n<div class=\"who\">");
         let role = match (assistant, record.is_implicit()) {
             (true, _) => "Assistant",
             (false, true) => "User (written by agy)",
@@ -344,26 +352,28 @@ impl Page for Html {
             element(out, "span", "model", &model);
         }
         if let Some(idx) = record.idx() {
-            element(out, "span", "", &format!("step {idx}"));
+            push(out, "<span>step ");
+            write_number(out, idx);
+            push(out, "</span>");
         }
         if let Some(at) = record.timestamp() {
             stream_time(out, &at);
         }
         let tokens = record.tokens();
         if !tokens.is_zero() {
-            let mut usage = format!(
-                "in {} · out {}",
-                grouped(tokens.input),
-                grouped(tokens.output)
-            );
+            // Digits, commas and words: nothing to escape.
+            push(out, "<span class=\"usage\">in ");
+            write_grouped(out, tokens.input);
+            push(out, " · out ");
+            write_grouped(out, tokens.output);
             if tokens.cache_read > 0 || tokens.cache_creation > 0 {
-                usage.push_str(&format!(
-                    " · cache {} read, {} written",
-                    grouped(tokens.cache_read),
-                    grouped(tokens.cache_creation)
-                ));
+                push(out, " · cache ");
+                write_grouped(out, tokens.cache_read);
+                push(out, " read, ");
+                write_grouped(out, tokens.cache_creation);
+                push(out, " written");
             }
-            element(out, "span", "usage", &usage);
+            push(out, "</span>");
         }
         if let Some(stop) = record.stop_reason() {
             if !matches!(&*stop, "end_turn" | "tool_use") {
@@ -465,7 +475,11 @@ impl Page for Html {
 
     fn tool_start(&self, out: &mut Vec<u8>, number: Option<u64>) {
         match number {
-            Some(number) => push(out, &format!("<div class=\"tool\" id=\"t{number}\">\n")),
+            Some(number) => {
+                push(out, "<div class=\"tool\" id=\"t");
+                write_number(out, number);
+                push(out, "\">\n");
+            }
             None => push(out, "<div class=\"tool\">\n"),
         }
     }
@@ -581,13 +595,17 @@ impl Page for Html {
         if damage.is_some() {
             push(out, " damaged");
         }
-        push(out, &format!("\" id=\"m{number}\"><div class=\"who\">"));
+        push(out, "\" id=\"m");
+        write_number(out, number);
+        push(out, "\"><div class=\"who\">");
         element(out, "span", "role", "System");
         if let Some(step_type) = record.step_type() {
             element(out, "span", "mono", &step_type);
         }
         if let Some(idx) = record.idx() {
-            element(out, "span", "", &format!("step {idx}"));
+            push(out, "<span>step ");
+            write_number(out, idx);
+            push(out, "</span>");
         }
         if let Some(at) = record.timestamp() {
             stream_time(out, &at);

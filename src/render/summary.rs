@@ -266,15 +266,32 @@ pub fn iso_time(time: Timestamp) -> String {
 
 /// `12,345`: digits grouped by three, the same everywhere.
 pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
+    let mut out = Vec::with_capacity(26);
+    write_grouped(&mut out, n);
+    String::from_utf8(out).expect("digits and commas")
+}
+
+/// [`grouped`] written straight into `out`: a page writes one or two for
+/// each of tens of thousands of turns.
+pub fn write_grouped(out: &mut Vec<u8>, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    let mut rest = n;
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
         }
-        out.push(c);
     }
-    out
+    let digits = &digits[start..];
+    for (i, &digit) in digits.iter().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(b',');
+        }
+        out.push(digit);
+    }
 }
 
 #[cfg(test)]
@@ -358,5 +375,22 @@ mod tests {
         assert_eq!(grouped(999), "999");
         assert_eq!(grouped(1000), "1,000");
         assert_eq!(grouped(1234567), "1,234,567");
+        assert_eq!(grouped(u64::MAX), "18,446,744,073,709,551,615");
+        // Every length of number, against the plain reading of the rule.
+        let mut n = 1u64;
+        for _ in 0..19 {
+            for m in [n, n * 9 / 7 + 1, n.saturating_mul(10) - 1] {
+                let digits = m.to_string();
+                let mut want = String::new();
+                for (i, c) in digits.chars().enumerate() {
+                    if i > 0 && (digits.len() - i) % 3 == 0 {
+                        want.push(',');
+                    }
+                    want.push(c);
+                }
+                assert_eq!(grouped(m), want, "{m}");
+            }
+            n *= 10;
+        }
     }
 }
