@@ -23,6 +23,7 @@ use super::pretty::Pretty;
 use super::stream::{Block, Media, Members, Raw, Record, Role};
 use super::summary::{counted, display_time, grouped, iso_time, write_grouped, Summary};
 use super::text::{LongText, Text};
+use crate::stream::json::write_u64;
 use crate::time::Timestamp;
 
 pub struct Html {
@@ -45,12 +46,6 @@ impl Default for Html {
 
 fn push(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
-}
-
-/// `n` in decimal, without a `String` on the way.
-fn write_number(out: &mut Vec<u8>, n: u64) {
-    use std::io::Write;
-    write!(out, "{n}").expect("a Vec takes every byte");
 }
 
 /// `<tag class="class">escaped text</tag>`
@@ -340,7 +335,7 @@ impl Page for Html {
             push(out, " damaged");
         }
         push(out, "\" id=\"m");
-        write_number(out, number);
+        write_u64(out, number);
         push(out, "\">\n<div class=\"who\">");
         let role = match (assistant, record.is_implicit()) {
             (true, _) => "Assistant",
@@ -353,7 +348,7 @@ impl Page for Html {
         }
         if let Some(idx) = record.idx() {
             push(out, "<span>step ");
-            write_number(out, idx);
+            write_u64(out, idx);
             push(out, "</span>");
         }
         if let Some(at) = record.timestamp() {
@@ -477,7 +472,7 @@ impl Page for Html {
         match number {
             Some(number) => {
                 push(out, "<div class=\"tool\" id=\"t");
-                write_number(out, number);
+                write_u64(out, number);
                 push(out, "\">\n");
             }
             None => push(out, "<div class=\"tool\">\n"),
@@ -596,7 +591,7 @@ impl Page for Html {
             push(out, " damaged");
         }
         push(out, "\" id=\"m");
-        write_number(out, number);
+        write_u64(out, number);
         push(out, "\"><div class=\"who\">");
         element(out, "span", "role", "System");
         if let Some(step_type) = record.step_type() {
@@ -604,7 +599,7 @@ impl Page for Html {
         }
         if let Some(idx) = record.idx() {
             push(out, "<span>step ");
-            write_number(out, idx);
+            write_u64(out, idx);
             push(out, "</span>");
         }
         if let Some(at) = record.timestamp() {
