@@ -101,7 +101,12 @@ fn copy_shape(from: &Path, to: &Path, suffixes: &[&str]) {
 
 /// The `idx` of every steps record agy-dump writes for `root`.
 fn dumped_steps(root: &Path) -> Vec<i64> {
-    json_lines(&dump_of(&[root.to_str().unwrap()]))
+    steps_in(&dump_of(&[root.to_str().unwrap()]))
+}
+
+/// The `idx` of every steps record in a row stream.
+fn steps_in(rows: &[u8]) -> Vec<i64> {
+    json_lines(rows)
         .iter()
         .filter(|r| r["table"] == "steps")
         .map(|r| r["row"]["idx"].as_i64().unwrap())
@@ -281,12 +286,7 @@ fn a_torn_index_header_is_read_again_once_whole() {
     mender.join().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(started.elapsed() >= Duration::from_millis(300));
-    let steps: Vec<i64> = json_lines(&out.stdout)
-        .iter()
-        .filter(|r| r["table"] == "steps")
-        .map(|r| r["row"]["idx"].as_i64().unwrap())
-        .collect();
-    assert_eq!(steps, all_steps);
+    assert_eq!(steps_in(&out.stdout), all_steps);
 
     shm.write_all_at(&torn, 48).unwrap();
     let out = dump();
