@@ -10,6 +10,10 @@
 #              message dropped, and with every "text" edited
 #   pack       the row streams of decode
 #   dump       the sample .db files
+#   sqlite_file
+#              each sample .db after its length, and again in WAL mode with
+#              its last steps written again into a -wal after it (python3's
+#              sqlite3 makes it)
 #   roundtrip  none: its input is the fuzzer's own encoding of a message
 #              stream, which it builds from nothing
 #   escape     every message line, as text to escape
@@ -85,6 +89,33 @@ for db in "$sample"/conversations/*.db; do
         put wire "$tmp/blob"
         put hex "$tmp/blob"
     done
+done
+
+# sqlite_file: the database's length (4 bytes, little-endian), the
+# database, then its WAL.
+for db in "$sample"/conversations/*.db; do
+    python3 - "$db" "$tmp/sf" <<'PY'
+import os, shutil, sqlite3, struct, sys
+src, out = sys.argv[1], sys.argv[2]
+def seed(name, db, wal=b""):
+    with open(out + "." + name, "wb") as f:
+        f.write(struct.pack("<I", len(db)) + db + wal)
+seed("plain", open(src, "rb").read())
+shutil.copy(src, out + ".db")
+c = sqlite3.connect(out + ".db")
+c.execute("PRAGMA journal_mode=WAL")
+c.execute("PRAGMA wal_autocheckpoint=0")
+c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+c.execute("UPDATE steps SET status = status WHERE idx >= (SELECT max(idx) - 2 FROM steps)")
+c.commit()
+seed("wal", open(out + ".db", "rb").read(), open(out + ".db-wal", "rb").read())
+c.close()
+for suffix in ("", "-wal", "-shm"):
+    if os.path.exists(out + ".db" + suffix):
+        os.remove(out + ".db" + suffix)
+PY
+    put sqlite_file "$tmp/sf.plain"
+    put sqlite_file "$tmp/sf.wal"
 done
 mkdir -p "$corpus/roundtrip"
 

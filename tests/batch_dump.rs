@@ -146,7 +146,7 @@ fn one_unreadable_conversation_does_not_stop_the_others() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("b.db: table steps: sqlite: database disk image is malformed"),
+        err.contains("b.db: table steps: database disk image is malformed: page "),
         "{err}"
     );
     assert!(

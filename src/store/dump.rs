@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use crate::error::{Error, Result};
 use crate::store::index::{self, IndexRow};
-use crate::store::sqlite::{self, OpenError, Source};
+use crate::store::sqlite::{self, OpenError, Tables};
 use crate::stream::io::Output;
 use crate::stream::record::{self, Cell};
 
@@ -302,7 +302,7 @@ fn dump_one(
     if options.ids.is_empty() && !changed(target)? {
         return Ok(Some(false));
     }
-    let source = match Source::open(&target.db) {
+    let source = match sqlite::open_tables(&target.db) {
         Ok(source) => source,
         Err(OpenError::NotAgy(why)) if !target.explicit => {
             warn(format!(
@@ -345,7 +345,7 @@ fn dump_one(
         None => None,
     };
     *started = true;
-    let damaged = dump_database(&source, &id, out)?;
+    let damaged = dump_database(&*source, &id, out)?;
     source.check_unchanged()?;
     if let Some(row) = index_row {
         dump_index_row(&row, &id, out)?;
@@ -368,7 +368,7 @@ fn dump_one(
 }
 
 /// The db, schema and row records of one database, `steps` rows last.
-pub fn dump_database(source: &Source, id: &str, out: &mut Output) -> Result<Damaged> {
+pub fn dump_database(source: &dyn Tables, id: &str, out: &mut Output) -> Result<Damaged> {
     let mut damaged = Damaged::default();
     record::write_db(out.buf(), id, source.user_version()?);
     out.end_record()?;
@@ -387,14 +387,11 @@ pub fn dump_database(source: &Source, id: &str, out: &mut Output) -> Result<Dama
     let (steps, others): (Vec<_>, Vec<_>) = tables.partition(|o| o.name == "steps");
     for table in others.into_iter().chain(steps) {
         source
-            .each_row(&table.name, |columns, row| {
-                let cells = (0..columns.len())
-                    .map(|i| sqlite::cell(row, i))
-                    .collect::<Result<Vec<_>>>()?;
+            .each_row(&table.name, &mut |columns, cells| {
                 if table.name == "steps" {
-                    note_damage(columns, &cells, &mut damaged);
+                    note_damage(columns, cells, &mut damaged);
                 }
-                record::write_row_to(out, id, &table.name, columns, cells)?;
+                record::write_row_to(out, id, &table.name, columns, cells.iter().cloned())?;
                 out.end_record()
             })
             .map_err(|e| e.context(format!("table {}", table.name)))?;

@@ -34,3 +34,23 @@ pub fn try_flock(file: &File) -> std::io::Result<bool> {
         }
     }
 }
+
+/// Whether another process holds a POSIX (`fcntl`) lock on any of the
+/// `len` bytes of `file` from `start`: SQLite's locks, which a `-shm`'s
+/// live connections hold. Only asks (`F_GETLK`); takes nothing, so it
+/// cannot disturb the holder, and a read-only descriptor may ask.
+pub fn posix_lock_held(file: &File, start: u64, len: u64) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `flock` is plain data, all zeros a valid value.
+    let mut probe: libc::flock = unsafe { std::mem::zeroed() };
+    probe.l_type = libc::F_WRLCK as _;
+    probe.l_whence = libc::SEEK_SET as _;
+    probe.l_start = start as _;
+    probe.l_len = len as _;
+    // SAFETY: F_GETLK reads and writes the `flock` we pass, which lives
+    // through the call, on a descriptor `file` keeps open.
+    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut probe) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(probe.l_type != libc::F_UNLCK as libc::c_short)
+}

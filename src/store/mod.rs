@@ -1,7 +1,8 @@
 //! agy's store on disk: conversation databases and the data root.
 //!
 //! [`sqlite`] holds agy's schema and moves rows between SQLite and the row
-//! stream ([`vfs`] lets it read a WAL without writing beside it), [`root`] finds the data root and checks paths under it, and
+//! stream, or reads agy's databases from their files directly ([`vfs`]
+//! lets SQLite read a WAL without writing beside it), [`root`] finds the data root and checks paths under it, and
 //! [`dump`] walks databases and brain directories into the row stream
 //! (agy-dump's library side); [`index`] is agy's index of conversations,
 //! [`project`] where a conversation names its project, and [`lock`] the

@@ -1,11 +1,17 @@
 //! The SQLite side: agy's schema, reading a conversation database into row
 //! records, and writing row records into a new database.
 //!
-//! agy's schema is in schema.rs, the read-only open in read_only.rs; here
-//! a conversation is read ([`Source`]), and cells are read and bound.
+//! agy's schema is in schema.rs, the read-only open in read_only.rs, and
+//! file/ reads agy's databases from their files without SQLite
+//! ([`Snapshot`], agy-dump's usual way); here a conversation is read
+//! through SQLite ([`Source`]), either is opened for agy-dump as
+//! [`Tables`], and cells are read and bound.
 
+mod file;
 mod read_only;
 mod schema;
+
+pub use file::Snapshot;
 
 pub(crate) use read_only::sidecar;
 pub use read_only::ReadOnly;
@@ -222,13 +228,53 @@ impl Source {
     pub fn schema(&self) -> &[SchemaObject] {
         &self.schema
     }
+}
 
-    /// Calls `emit` with each row of `table` in rowid (or primary key) order.
-    pub fn each_row(
-        &self,
-        table: &str,
-        mut emit: impl FnMut(&[Column], &rusqlite::Row<'_>) -> Result<()>,
-    ) -> Result<()> {
+/// What [`Tables::each_row`] calls with each row: the table's columns and
+/// the row's cells, which borrow from the read and live only for the call.
+pub type EmitRow<'e> = dyn FnMut(&[Column], &[Cell<'_>]) -> Result<()> + 'e;
+
+/// What agy-dump reads of a conversation database, whether from its files
+/// ([`Snapshot`]) or through SQLite ([`Source`]).
+pub trait Tables {
+    /// `PRAGMA user_version`.
+    fn user_version(&self) -> Result<i64>;
+    /// Tables and indexes in `sqlite_master` order, SQLite's own excluded.
+    fn schema(&self) -> &[SchemaObject];
+    /// `trajectory_meta.cascade_id` of the first row, when it is
+    /// non-empty UTF-8 text.
+    fn cascade_id(&self) -> Result<Option<String>>;
+    /// Calls `emit` with each row of `table` in rowid (or primary key)
+    /// order.
+    fn each_row(&self, table: &str, emit: &mut EmitRow<'_>) -> Result<()>;
+    /// Fails when the database changed while it was read without a lock
+    /// that would have kept a writer off; called once everything is read.
+    fn check_unchanged(&self) -> Result<()>;
+}
+
+/// Opens `path` for agy-dump: from its files when [`Snapshot`] takes its
+/// shape, else through SQLite.
+pub fn open_tables(path: &Path) -> Result<Box<dyn Tables>, OpenError> {
+    match Snapshot::open(path) {
+        Some(snapshot) => Ok(Box::new(snapshot)),
+        None => Ok(Box::new(Source::open(path)?)),
+    }
+}
+
+impl Tables for Source {
+    fn user_version(&self) -> Result<i64> {
+        Source::user_version(self)
+    }
+
+    fn schema(&self) -> &[SchemaObject] {
+        &self.schema
+    }
+
+    fn cascade_id(&self) -> Result<Option<String>> {
+        Source::cascade_id(self)
+    }
+
+    fn each_row(&self, table: &str, emit: &mut EmitRow<'_>) -> Result<()> {
         let columns = match self.columns.iter().find(|(t, _)| t == table) {
             Some((_, columns)) => columns.as_slice(),
             None => return Err(Error::data(format!("no table {table:?}"))),
@@ -252,9 +298,16 @@ impl Source {
         };
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
-            emit(columns, row)?;
+            let cells = (0..columns.len())
+                .map(|i| cell(row, i))
+                .collect::<Result<Vec<_>>>()?;
+            emit(columns, &cells)?;
         }
         Ok(())
+    }
+
+    fn check_unchanged(&self) -> Result<()> {
+        Source::check_unchanged(self)
     }
 }
 

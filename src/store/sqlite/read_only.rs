@@ -54,7 +54,7 @@ pub struct ReadOnly {
 /// WAL (a restarted WAL gets new salts before any frame is overwritten).
 /// Frames appended to the WAL do not matter: the read never sees them.
 #[derive(Debug, PartialEq, Eq)]
-struct Fingerprint {
+pub(super) struct Fingerprint {
     db_len: u64,
     db_modified: Option<std::time::SystemTime>,
     wal_header: Option<Vec<u8>>,
@@ -63,7 +63,7 @@ struct Fingerprint {
 impl Fingerprint {
     /// The database's length and time, and the first 32 bytes of its WAL
     /// when the read is to use it (`wal`).
-    fn take(path: &Path, wal: bool) -> std::io::Result<Fingerprint> {
+    pub(super) fn take(path: &Path, wal: bool) -> std::io::Result<Fingerprint> {
         use std::io::Read;
         let meta = std::fs::metadata(path)?;
         let mut wal_header = None;
@@ -81,6 +81,11 @@ impl Fingerprint {
             db_modified: meta.modified().ok(),
             wal_header,
         })
+    }
+
+    /// Whether the WAL's header is part of it.
+    pub(super) fn has_wal(&self) -> bool {
+        self.wal_header.is_some()
     }
 }
 

@@ -1,0 +1,66 @@
+//! agy-dump's reader of SQLite's file format over arbitrary bytes: a
+//! database file and, after it, a WAL (the input's first four bytes, little-
+//! endian, say how many bytes the database takes; the rest is the WAL, if
+//! any). The reader declines what it does not take and reports damage;
+//! it never panics, loops or reads outside the files. Where it and SQLite
+//! both read every table whole, they read the same rows.
+#![no_main]
+
+use agy_fuzz::scratch;
+use agy_tools::store::sqlite::{Snapshot, Source, Tables};
+use agy_tools::stream::record::Cell;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| agy_fuzz::measure(|| run(data)));
+
+fn run(data: &[u8]) {
+    let Some((len, rest)) = data.split_first_chunk::<4>() else {
+        return;
+    };
+    let split = (u32::from_le_bytes(*len) as usize).min(rest.len());
+    let (db_bytes, wal_bytes) = rest.split_at(split);
+    let dir = scratch();
+    let db = dir.join("c.db");
+    std::fs::write(&db, db_bytes).unwrap();
+    if !wal_bytes.is_empty() {
+        std::fs::write(dir.join("c.db-wal"), wal_bytes).unwrap();
+    }
+    let Some(file) = Snapshot::open(&db) else {
+        return;
+    };
+    let Some(ours) = everything(&file) else {
+        return;
+    };
+    let Ok(sqlite) = Source::open(&db) else {
+        return;
+    };
+    if let Some(theirs) = everything(&sqlite) {
+        assert_eq!(ours, theirs, "the file reader and SQLite disagree");
+    }
+}
+
+/// The user version, the schema, the cascade id and every row of every
+/// table, as text for comparing; `None` when any read fails.
+fn everything(tables: &dyn Tables) -> Option<String> {
+    let mut all = format!(
+        "{:?} {:?} {:?}\n",
+        tables.user_version().ok()?,
+        tables.schema(),
+        tables.cascade_id().ok()?
+    );
+    let names: Vec<String> = tables
+        .schema()
+        .iter()
+        .filter(|o| o.object_type == "table")
+        .map(|o| o.name.clone())
+        .collect();
+    for name in names {
+        tables
+            .each_row(&name, &mut |_, cells: &[Cell<'_>]| {
+                all.push_str(&format!("{name} {cells:?}\n"));
+                Ok(())
+            })
+            .ok()?;
+    }
+    Some(all)
+}

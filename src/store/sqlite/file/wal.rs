@@ -1,0 +1,137 @@
+//! A `-wal` read as SQLite's recovery reads it: which frame holds the
+//! newest committed copy of each page.
+//!
+//! The WAL is a 32-byte header (magic, format version, page size,
+//! checkpoint sequence, two salts, a checksum of the first 24 bytes), then
+//! frames: a 24-byte frame header (page number, the database's size in
+//! pages after a commit or 0, the two salts, a running checksum) and one
+//! page. A frame counts when its salts are the header's and its checksum,
+//! carried on from the previous frame's over the frame header's first 8
+//! bytes and the page, matches; the first frame that fails ends the log (a
+//! torn write, or the leftovers of a WAL restarted with new salts). Only
+//! frames up to the last commit frame are the database; the rest belong to
+//! a transaction that never finished. (sqlite.org/fileformat2.html,
+//! "The Write-Ahead Log", and `walIndexRecover` in SQLite's wal.c.)
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Read;
+
+const HEADER: usize = 32;
+const FRAME_HEADER: usize = 24;
+/// The magic number's low bit says which byte order the checksums read
+/// their 32-bit words in: 0 little-endian, 1 big-endian.
+const MAGIC: u32 = 0x377f_0682;
+const VERSION: u32 = 3_007_000;
+
+/// The committed frames of a WAL.
+#[derive(Debug, Default)]
+pub(super) struct Index {
+    /// Page number to the file offset of its newest committed copy.
+    pages: HashMap<u32, u64>,
+    /// The database's size in pages after the last commit; `None` when
+    /// the WAL holds no commit and the database file alone is the truth.
+    pub db_pages: Option<u32>,
+}
+
+impl Index {
+    /// Where the newest committed copy of `page` is in the WAL, if any.
+    pub fn offset(&self, page: u32) -> Option<u64> {
+        self.pages.get(&page).copied()
+    }
+}
+
+/// Reads the WAL `file`, `len` bytes long, of a database of
+/// `page_size`-byte pages. A WAL whose header is not valid holds nothing,
+/// as for SQLite. `None` when it cannot be read, or its page size is not
+/// the database's: SQLite is left to make sense of those.
+pub(super) fn read(file: &File, len: u64, page_size: usize) -> Option<Index> {
+    // Read a MiB at a time, and no more than the file holds: most of agy's
+    // WALs are a few pages, and a buffer never touched still costs faults.
+    let capacity = len.clamp(HEADER as u64, 1 << 20) as usize;
+    let mut reader = std::io::BufReader::with_capacity(capacity, file);
+    let mut header = [0u8; HEADER];
+    if !read_full(&mut reader, &mut header).ok()? {
+        return Some(Index::default());
+    }
+    let word = |i: usize| u32::from_be_bytes(header[i..i + 4].try_into().unwrap());
+    if word(0) & !1 != MAGIC || word(4) != VERSION {
+        return Some(Index::default());
+    }
+    let big_endian = word(0) & 1 == 1;
+    let wal_page_size = match word(8) {
+        1 => 65536,
+        n => n as usize,
+    };
+    let mut sum = checksum(big_endian, (0, 0), &header[..24]);
+    if sum != (word(24), word(28)) || !valid_page_size(wal_page_size) {
+        return Some(Index::default());
+    }
+    if wal_page_size != page_size {
+        return None;
+    }
+    let salts = &header[16..24];
+    let mut index = Index::default();
+    // Frames since the last commit: not the database's until one commits.
+    let mut pending: Vec<(u32, u64)> = Vec::new();
+    let mut frame = vec![0u8; FRAME_HEADER + page_size];
+    let mut offset = HEADER as u64;
+    while read_full(&mut reader, &mut frame).ok()? {
+        let word = |i: usize| u32::from_be_bytes(frame[i..i + 4].try_into().unwrap());
+        let (page, db_pages) = (word(0), word(4));
+        if page == 0 || &frame[8..16] != salts {
+            break;
+        }
+        sum = checksum(big_endian, sum, &frame[..8]);
+        sum = checksum(big_endian, sum, &frame[FRAME_HEADER..]);
+        if sum != (word(16), word(20)) {
+            break;
+        }
+        pending.push((page, offset + FRAME_HEADER as u64));
+        if db_pages != 0 {
+            index.pages.extend(pending.drain(..));
+            index.db_pages = Some(db_pages);
+        }
+        offset += frame.len() as u64;
+    }
+    Some(index)
+}
+
+/// Fills `buf` whole: `false` when the file ends first (a torn frame is no
+/// frame).
+fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<bool> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => return Ok(false),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+/// A power of two from 512 to 65536.
+pub(super) fn valid_page_size(size: usize) -> bool {
+    size.is_power_of_two() && (512..=65536).contains(&size)
+}
+
+/// SQLite's WAL checksum of `bytes` (a multiple of 8 long), carried on
+/// from `sum`: over each pair of 32-bit words `x0, x1`, `s0 += x0 + s1;
+/// s1 += x1 + s0`, wrapping.
+pub(super) fn checksum(big_endian: bool, sum: (u32, u32), bytes: &[u8]) -> (u32, u32) {
+    let (mut s0, mut s1) = sum;
+    let word = |b: &[u8]| {
+        let b: [u8; 4] = b.try_into().unwrap();
+        match big_endian {
+            true => u32::from_be_bytes(b),
+            false => u32::from_le_bytes(b),
+        }
+    };
+    for pair in bytes.chunks_exact(8) {
+        s0 = s0.wrapping_add(word(&pair[..4])).wrapping_add(s1);
+        s1 = s1.wrapping_add(word(&pair[4..])).wrapping_add(s0);
+    }
+    (s0, s1)
+}
