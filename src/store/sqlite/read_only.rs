@@ -114,7 +114,11 @@ impl ReadOnly {
         let wal_len = std::fs::metadata(sidecar(path, "-wal")).map(|m| m.len());
         let shm = sidecar(path, "-shm").exists();
         let io = |e| OpenError::Failed(Error::io(path.display(), e));
-        if matches!(wal_len, Ok(len) if len > 0 || shm) {
+        // Without a -shm, SQLite would retry a read whose WAL header is
+        // not valid for ten seconds and then fail ("locking protocol"),
+        // where its recovery would read such a WAL as empty: it is.
+        let empty_wal = !shm && matches!(wal_len, Ok(len) if len > 0) && !wal_header_valid(path);
+        if matches!(wal_len, Ok(len) if (len > 0 && !empty_wal) || shm) {
             vfs::register().map_err(|e| OpenError::Failed(Error::data(e)))?;
             let before = (!shm)
                 .then(|| Fingerprint::take(path, true))
@@ -171,6 +175,16 @@ impl ReadOnly {
         }
         Ok(())
     }
+}
+
+/// Whether the `-wal` of `path` starts with a header SQLite's recovery
+/// would read frames after.
+fn wal_header_valid(path: &Path) -> bool {
+    use std::io::Read;
+    let mut header = [0u8; 32];
+    std::fs::File::open(sidecar(path, "-wal"))
+        .and_then(|mut f| f.read_exact(&mut header))
+        .is_ok_and(|()| super::file::wal::valid_header(&header).is_some())
 }
 
 /// Whether the database header says WAL mode (file format versions 2 at

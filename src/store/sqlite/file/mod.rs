@@ -28,7 +28,7 @@
 
 mod btree;
 mod record;
-mod wal;
+pub(super) mod wal;
 
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};

@@ -54,19 +54,12 @@ pub(super) fn read(file: &File, len: u64, page_size: usize) -> Option<Index> {
     if !read_full(&mut reader, &mut header).ok()? {
         return Some(Index::default());
     }
-    let word = |i: usize| u32::from_be_bytes(header[i..i + 4].try_into().unwrap());
-    if word(0) & !1 != MAGIC || word(4) != VERSION {
+    let Some(wal_page_size) = valid_header(&header) else {
         return Some(Index::default());
-    }
-    let big_endian = word(0) & 1 == 1;
-    let wal_page_size = match word(8) {
-        1 => 65536,
-        n => n as usize,
     };
-    let mut sum = checksum(big_endian, (0, 0), &header[..24]);
-    if sum != (word(24), word(28)) || !valid_page_size(wal_page_size) {
-        return Some(Index::default());
-    }
+    let word = |i: usize| u32::from_be_bytes(header[i..i + 4].try_into().unwrap());
+    let big_endian = word(0) & 1 == 1;
+    let mut sum = (word(24), word(28));
     if wal_page_size != page_size {
         return None;
     }
@@ -95,6 +88,22 @@ pub(super) fn read(file: &File, len: u64, page_size: usize) -> Option<Index> {
         offset += frame.len() as u64;
     }
     Some(index)
+}
+
+/// The page size a WAL header gives, when the header is valid: its magic
+/// number, format version, page size and checksum SQLite's. A WAL whose
+/// header is not valid holds no frames.
+pub(in crate::store::sqlite) fn valid_header(header: &[u8; HEADER]) -> Option<usize> {
+    let word = |i: usize| u32::from_be_bytes(header[i..i + 4].try_into().unwrap());
+    if word(0) & !1 != MAGIC || word(4) != VERSION {
+        return None;
+    }
+    let page_size = match word(8) {
+        1 => 65536,
+        n => n as usize,
+    };
+    let sum = checksum(word(0) & 1 == 1, (0, 0), &header[..24]);
+    (sum == (word(24), word(28)) && valid_page_size(page_size)).then_some(page_size)
 }
 
 /// Fills `buf` whole: `false` when the file ends first (a torn frame is no
