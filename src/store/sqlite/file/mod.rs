@@ -72,17 +72,23 @@ impl Snapshot {
     /// module's documentation); `None` when SQLite is to read it, for any
     /// reason, including a file that cannot be read at all (SQLite then
     /// says why).
+    ///
+    /// Asking whether the `-shm` is held opens and closes it, and closing
+    /// any descriptor of a file drops every POSIX lock the process holds on
+    /// it: not to be called while this process has an SQLite connection to
+    /// the same database open (agy-dump has none), whose locks it would drop.
     pub fn open(path: &Path) -> Option<Snapshot> {
         if std::env::var_os(READER).is_some_and(|v| v == "sqlite") {
             return None;
         }
         let wal_len = std::fs::metadata(sidecar(path, "-wal")).map_or(0, |m| m.len());
-        if let Ok(shm) = std::fs::File::open(sidecar(path, "-shm")) {
+        match std::fs::File::open(sidecar(path, "-shm")) {
             // A live connection holds a read lock on the -shm's "dead man
             // switch" byte for as long as it is open (SQLite's unix VFS).
-            if lock::posix_lock_held(&shm, SHM_DMS, 1).unwrap_or(true) {
-                return None;
-            }
+            Ok(shm) if !lock::posix_lock_held(&shm, SHM_DMS, 1).unwrap_or(true) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            // Held, or there and not to be asked: SQLite's locks decide.
+            _ => return None,
         }
         let with_wal = wal_len > 0;
         let before = Fingerprint::take(path, with_wal).ok()?;
