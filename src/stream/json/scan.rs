@@ -239,7 +239,7 @@ fn simple_body(
     // Escapes are ASCII, so the text is UTF-8 exactly when its escaped
     // form is. A body whose last chunk ends in an odd run of backslashes
     // (a whole chunk: no spaces after it) escapes nothing with the last.
-    carry == 0 && std::str::from_utf8(body).is_ok()
+    carry == 0 && simdutf8::basic::from_utf8(body).is_ok()
 }
 
 /// Bytes judged at once by [`is_simple_str_body`]: one bit each in a u64.
