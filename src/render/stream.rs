@@ -445,7 +445,10 @@ impl<'a> Record<'a> {
     /// Reads a line: by the fast path of [`Record::read_fast`], else by
     /// serde_json, whose reading (or error) then stands.
     pub fn parse(line: &'a [u8]) -> Result<Record<'a>, String> {
-        if let Some(record) = simdutf8::basic::from_utf8(line).ok().and_then(Record::read_fast) {
+        if let Some(record) = simdutf8::basic::from_utf8(line)
+            .ok()
+            .and_then(Record::read_fast)
+        {
             return Ok(record);
         }
         serde_json::from_slice(line).map_err(|e| format!("not a message record: {e}"))

@@ -93,8 +93,14 @@ pub(super) fn each_row(
     let mut visited = 0u32;
     let mut down = |number: u32, stack: &mut Vec<Level>, spare: &mut Vec<Vec<u8>>| {
         visited += 1;
-        if visited > pages.count || stack.len() >= MAX_DEPTH {
+        if visited > pages.count {
             return Err(corrupt(number, "is reached twice (a loop in the tree)"));
+        }
+        if stack.len() >= MAX_DEPTH {
+            return Err(corrupt(
+                number,
+                &format!("is deeper than {MAX_DEPTH} levels"),
+            ));
         }
         let mut page = spare.pop().unwrap_or_else(|| vec![0u8; pages.page_size]);
         pages.read(number, &mut page)?;
