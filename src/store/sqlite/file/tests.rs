@@ -256,6 +256,16 @@ fn a_torn_wal_tail_and_a_restarted_wals_leftovers_are_not_read() {
     let garbage = left_behind(&live, &dir.join("garbage"), &[""]);
     std::fs::write(super::sidecar(&garbage, "-wal"), [b'x'; 60]).unwrap();
     assert_eq!(same_both_ways(&garbage), 80, "the 80 checkpointed");
+    // A header whose page size says 1 (as the database header writes
+    // 65536), checksummed anew: not a WAL header to SQLite either.
+    let one = left_behind(&live, &dir.join("one"), &["", "-wal"]);
+    let mut wal = std::fs::read(super::sidecar(&one, "-wal")).unwrap();
+    wal[8..12].copy_from_slice(&1u32.to_be_bytes());
+    let (s0, s1) = wal::checksum(wal[3] & 1 == 1, (0, 0), &wal[..24]);
+    wal[24..28].copy_from_slice(&s0.to_be_bytes());
+    wal[28..32].copy_from_slice(&s1.to_be_bytes());
+    std::fs::write(super::sidecar(&one, "-wal"), &wal).unwrap();
+    assert_eq!(same_both_ways(&one), 80);
     drop(conn);
     std::fs::remove_dir_all(dir).unwrap();
 }

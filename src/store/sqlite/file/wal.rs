@@ -98,10 +98,9 @@ pub(in crate::store::sqlite) fn valid_header(header: &[u8; HEADER]) -> Option<us
     if word(0) & !1 != MAGIC || word(4) != VERSION {
         return None;
     }
-    let page_size = match word(8) {
-        1 => 65536,
-        n => n as usize,
-    };
+    // Unlike the database header's, the WAL's page size is written as it
+    // is, 65536 too: SQLite's recovery takes no other value.
+    let page_size = word(8) as usize;
     let sum = checksum(word(0) & 1 == 1, (0, 0), &header[..24]);
     (sum == (word(24), word(28)) && valid_page_size(page_size)).then_some(page_size)
 }
