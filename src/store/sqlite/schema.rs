@@ -30,10 +30,21 @@ pub fn agy_columns(table: &str) -> Vec<Column> {
     else {
         return Vec::new();
     };
+    definitions(sql)
+        .into_iter()
+        .filter_map(column_definition)
+        .collect()
+}
+
+/// The definitions in a `CREATE TABLE` statement's list, column and
+/// table constraint alike, split at the commas outside parentheses. Both
+/// readers of agy's statements go through it: [`agy_columns`] and the file
+/// reader's layout of defaults and rowid alias.
+pub(super) fn definitions(sql: &str) -> Vec<&str> {
     let (Some(open), Some(close)) = (sql.find('('), sql.rfind(')')) else {
         return Vec::new();
     };
-    let mut columns = Vec::new();
+    let mut definitions = Vec::new();
     let mut depth = 0;
     let mut start = open + 1;
     let body = &sql[..close];
@@ -42,14 +53,14 @@ pub fn agy_columns(table: &str) -> Vec<Column> {
             '(' => depth += 1,
             ')' => depth -= 1,
             ',' if depth == 0 => {
-                columns.extend(column_definition(&body[start..i]));
+                definitions.push(body[start..i].trim());
                 start = i + 1;
             }
             _ => {}
         }
     }
-    columns.extend(column_definition(&body[start..]));
-    columns
+    definitions.push(body[start..].trim());
+    definitions
 }
 
 /// The columns of every table in `schema` when each is created by the very

@@ -364,12 +364,10 @@ fn agy_tables() -> &'static [AgyTable] {
 /// then `PRIMARY KEY (`key`)`. A single key column declared `integer` is
 /// the rowid (SQLite's rule, the declared type compared without case).
 fn layout(sql: &'static str) -> Layout {
-    let body = &sql[sql.find('(').unwrap_or(0) + 1..sql.rfind(')').unwrap_or(sql.len())];
     let mut names = Vec::new();
     let mut defaults = Vec::new();
     let mut key = None;
-    for definition in body.split(',') {
-        let definition = definition.trim();
+    for definition in super::schema::definitions(sql) {
         if let Some(rest) = definition.strip_prefix("PRIMARY KEY") {
             let key_list = rest.trim().trim_matches(|c| c == '(' || c == ')');
             key = (!key_list.contains(',')).then(|| key_list.trim_matches('`'));
