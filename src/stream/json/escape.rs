@@ -276,6 +276,10 @@ fn escape_sse2(src: &[u8], dst: &mut [u8], table: &EscapeTable, unicode: &[u8]) 
 struct Spread {
     picks: [[u8; 16]; 256],
     backslashes: [[u8; 16]; 256],
+    /// How many bytes the eight take once spread: 8 and a backslash per
+    /// bit. A lookup, since `count_ones` without POPCNT (which no level
+    /// asks the CPU for) is a dozen instructions, four times a block.
+    lengths: [u8; 256],
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -283,6 +287,7 @@ static SPREAD: Spread = {
     let mut spread = Spread {
         picks: [[0; 16]; 256],
         backslashes: [[0; 16]; 256],
+        lengths: [0; 256],
     };
     let mut mask = 0;
     while mask < 256 {
@@ -297,6 +302,7 @@ static SPREAD: Spread = {
             at += 1;
             byte += 1;
         }
+        spread.lengths[mask] = at as u8;
         mask += 1;
     }
     spread
@@ -393,9 +399,9 @@ fn escape_once_ssse3(src: &[u8], dst: &mut [u8]) -> (usize, usize) {
         let mapped = _mm_or_si128(_mm_andnot_si128(control, v), _mm_and_si128(control, letter));
         let (low, high) = (mask & 0xff, mask >> 8);
         store16(&mut dst[n..], spread(mapped, low, 0));
-        n += 8 + low.count_ones() as usize;
+        n += usize::from(SPREAD.lengths[low]);
         store16(&mut dst[n..], spread(mapped, high, 8));
-        n += 8 + high.count_ones() as usize;
+        n += usize::from(SPREAD.lengths[high]);
         i += 16;
     }
     (i, n)
@@ -484,7 +490,7 @@ fn escape_once_avx2(src: &[u8], dst: &mut [u8]) -> (usize, usize) {
                 _ => _mm256_extracti128_si256::<1>(lanes),
             };
             store16(&mut dst[n..], lane);
-            n += 8 + quarter(q).count_ones() as usize;
+            n += usize::from(SPREAD.lengths[quarter(q)]);
         }
         i += 32;
     }
