@@ -1,8 +1,9 @@
 //! Differential: hex both ways at every SIMD level this CPU runs, against
 //! the hex crate. Encoding is `hex::encode`; decoding the encoding (in
 //! either case) gives the bytes back; decoding the raw input as hex agrees
-//! with `hex::decode`, down to the position of the first bad digit; and
-//! the digit check is `is_ascii_hexdigit` on every byte.
+//! with `hex::decode`, down to the position of the first bad digit; the
+//! digit check is `is_ascii_hexdigit` on every byte; and reading hex up to
+//! where its digits end finds that place and decodes the pairs before it.
 #![no_main]
 
 use agy_tools::stream::json;
@@ -33,6 +34,14 @@ fn run(data: &[u8]) {
             all_digits,
             "digits at {level:?}"
         );
+        // Where the digits end, and the pairs before that decoded.
+        let digits = data.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+        assert_eq!(record::hex_digits_len_at(level, data), digits, "at {level:?}");
+        let read = record::decode_hex_prefix_into_at(level, data, &mut out);
+        let paired = if digits == data.len() { digits & !1 } else { digits };
+        assert_eq!(read, paired, "prefix at {level:?}");
+        let prefix = hex::decode(&data[..digits & !1]).expect("hex digits");
+        assert_eq!(out, prefix, "prefix decoding at {level:?}");
         let ours = record::decode_hex_into_at(level, &text, &mut out);
         match (&expected, ours) {
             (Ok(bytes), Ok(())) => assert_eq!(&out, bytes, "decoding at {level:?}"),

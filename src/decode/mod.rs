@@ -197,12 +197,10 @@ impl Decoder {
     /// record or shape (escapes, wrapped values, other columns, bad hex):
     /// the caller then parses it as usual, errors included.
     pub fn canonical_step_line(&mut self, line: &[u8], out: &mut Output) -> Result<bool> {
-        let Some((conversation, columns)) = parse_canonical_step_row(line) else {
+        let Some((conversation, columns)) = parse_canonical_step_row(line, Some(&mut self.payload))
+        else {
             return Ok(false);
         };
-        if !self.decode_canonical_payload(&columns) {
-            return Ok(false);
-        }
         self.enter(conversation, out)?;
         let done = self.step_decoded(&columns, columns.step_payload.is_some(), out);
         self.shed();
@@ -252,10 +250,10 @@ impl Decoder {
         line: &[u8],
         lines: &mut Vec<u8>,
     ) -> Result<Option<OriginalStepRow>> {
-        let Some((id, columns)) = parse_canonical_step_row(line) else {
+        let Some((id, columns)) = parse_canonical_step_row(line, Some(&mut self.payload)) else {
             return Ok(None);
         };
-        if id != conversation || !self.decode_canonical_payload(&columns) {
+        if id != conversation {
             return Ok(None);
         }
         self.enter_original(id)?;
@@ -277,7 +275,7 @@ impl Decoder {
         payload: &mut Vec<u8>,
         lines: &mut Vec<u8>,
     ) -> Result<Option<OriginalStepRow>> {
-        let Some((id, columns)) = parse_canonical_step_row(skeleton) else {
+        let Some((id, columns)) = parse_canonical_step_row(skeleton, None) else {
             return Ok(None);
         };
         if id != conversation || columns.step_payload != Some(b"") {
@@ -316,14 +314,6 @@ impl Decoder {
             spill,
             facts: std::mem::take(&mut self.last_facts),
         })
-    }
-
-    /// Decodes a canonical row's payload hex into `self.payload`; false
-    /// (leaving the line to the ordinary parser) when it is not hex.
-    fn decode_canonical_payload(&mut self, columns: &StepColumns<'_>) -> bool {
-        columns
-            .step_payload
-            .is_none_or(|h| crate::stream::record::decode_hex_bytes_into(h, &mut self.payload))
     }
 
     fn step_columns(&mut self, columns: &StepColumns<'_>, out: &mut Output) -> Result<()> {
@@ -532,7 +522,7 @@ impl Decoder {
 /// made again from the payload, and a merge can hold the payload alone
 /// ([`Decoder::original_step_without_hex`]). `None` for any other line.
 pub fn payload_hex_span(conversation: &str, line: &[u8]) -> Option<std::ops::Range<usize>> {
-    let (id, columns) = parse_canonical_step_row(line)?;
+    let (id, columns) = parse_canonical_step_row(line, None)?;
     let hex = columns.step_payload.filter(|_| id == conversation)?;
     if has_uppercase_hex(hex) {
         return None;

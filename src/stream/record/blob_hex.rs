@@ -1,6 +1,13 @@
 //! Hex, as the row stream carries blobs: decoded with a table of digit
 //! pairs, sixteen digits at a time with SSE2 where there is SSE2, naming
 //! the first bad digit.
+//!
+//! Decoding writes into a buffer's spare capacity, never zero-filled
+//! first: a steps row's payload buffer grows and shrinks from row to row,
+//! and zero-filling what it grew by each time, only to overwrite it, was
+//! 3 % of agy-decode's instructions on a long conversation.
+
+use std::mem::MaybeUninit;
 
 use crate::error::{Error, Result};
 use crate::stream::simd::{self, Level};
@@ -54,11 +61,7 @@ pub fn decode_hex_into_at(level: Level, hex_text: &str, out: &mut Vec<u8>) -> Re
             text.len()
         )));
     }
-    // What the buffer held stays until overwritten: every byte is written
-    // before it is read (on success), and zero-filling a steps row's
-    // payload first only to overwrite it was 4 % of agy-decode.
-    out.resize(text.len() / 2, 0);
-    decode_hex_digits(level, text, out).map_err(|position| {
+    decode_into_spare(level, text, out).map_err(|position| {
         let shown = hex_text[position..].chars().next().unwrap_or('?');
         Error::data(format!(
             "bad hex: invalid character {shown:?} at position {position}"
@@ -73,9 +76,50 @@ pub fn decode_hex_bytes_into(text: &[u8], out: &mut Vec<u8>) -> bool {
     if !text.len().is_multiple_of(2) {
         return false;
     }
-    // As in decode_hex_into_at: only what the buffer grows by is zeroed.
-    out.resize(text.len() / 2, 0);
-    decode_hex_digits(simd::level(), text, out).is_ok()
+    decode_into_spare(simd::level(), text, out).is_ok()
+}
+
+/// Decodes the hex digits at the start of `text` into `out` (cleared
+/// first), up to the first byte that is not one or the end, and returns
+/// how many digits that was: for a reader that finds where a string of hex
+/// ends by decoding it, as agy-decode reads a steps row's payload up to its
+/// closing quote, rather than searching for the quote first. An odd count
+/// means the last digit has no pair; `out` then holds the pairs before it.
+pub fn decode_hex_prefix_into(text: &[u8], out: &mut Vec<u8>) -> usize {
+    decode_hex_prefix_into_at(simd::level(), text, out)
+}
+
+/// [`decode_hex_prefix_into`] with the routines of `level`; see
+/// [`decode_hex_into_at`].
+pub fn decode_hex_prefix_into_at(level: Level, text: &[u8], out: &mut Vec<u8>) -> usize {
+    let even = text.len() & !1;
+    match decode_into_spare(level, &text[..even], out) {
+        Ok(()) => even,
+        Err(position) => {
+            // SAFETY: decode_hex_digits writes every pair before the first
+            // bad digit (see there), and `out` was cleared.
+            unsafe { out.set_len(position / 2) };
+            position
+        }
+    }
+}
+
+/// Decodes `text` (an even number of bytes) into `out`, replacing what it
+/// held, through its spare capacity; on a bad digit, gives its position
+/// and leaves `out` empty (its first pairs written but not counted).
+fn decode_into_spare(
+    level: Level,
+    text: &[u8],
+    out: &mut Vec<u8>,
+) -> std::result::Result<(), usize> {
+    let len = text.len() / 2;
+    out.clear();
+    out.reserve(len);
+    decode_hex_digits(level, text, &mut out.spare_capacity_mut()[..len])?;
+    // SAFETY: on success decode_hex_digits has written each of the `len`
+    // bytes.
+    unsafe { out.set_len(len) };
+    Ok(())
 }
 
 /// Whether every byte of `text` is a hex digit (of either case). agy-decode
@@ -88,8 +132,25 @@ pub fn is_hex_digits(text: &[u8]) -> bool {
 /// [`is_hex_digits`] with the routines of `level`; see
 /// [`decode_hex_into_at`].
 pub fn is_hex_digits_at(level: Level, text: &[u8]) -> bool {
+    hex_digits_len_at(level, text) == text.len()
+}
+
+/// How many bytes at the start of `text` are hex digits (of either case):
+/// where a string of hex ends, found without searching for its closing
+/// quote and then checking what comes before it.
+pub fn hex_digits_len(text: &[u8]) -> usize {
+    hex_digits_len_at(simd::level(), text)
+}
+
+/// [`hex_digits_len`] with the routines of `level`; see
+/// [`decode_hex_into_at`].
+pub fn hex_digits_len_at(level: Level, text: &[u8]) -> usize {
     let checked = hex_digit_blocks_vectored(level, text);
-    text[checked..].iter().all(u8::is_ascii_hexdigit)
+    checked
+        + text[checked..]
+            .iter()
+            .take_while(|b| b.is_ascii_hexdigit())
+            .count()
 }
 
 /// How many bytes at the start of `text`, in whole blocks of sixteen, are
@@ -149,8 +210,13 @@ fn hex_digit_blocks_sse2(text: &[u8]) -> usize {
 }
 
 /// Decodes `text` into `out` (half its length), or gives the position of
-/// the first byte that is not a hex digit.
-fn decode_hex_digits(level: Level, text: &[u8], out: &mut [u8]) -> std::result::Result<(), usize> {
+/// the first byte that is not a hex digit, having written every pair
+/// before it (the unsafe callers rely on both).
+fn decode_hex_digits(
+    level: Level,
+    text: &[u8],
+    out: &mut [MaybeUninit<u8>],
+) -> std::result::Result<(), usize> {
     // Sixteen digits at a time where the CPU has SSE2 (every x86-64), the
     // pair table for the rest and for a chunk holding a bad digit, whose
     // position the table loop finds.
@@ -161,7 +227,7 @@ fn decode_hex_digits(level: Level, text: &[u8], out: &mut [u8]) -> std::result::
         for (d, pair) in dst.iter_mut().zip(src.chunks_exact(2)) {
             let value = HEX_PAIR_VALUES[usize::from(pair[0]) << 8 | usize::from(pair[1])];
             invalid |= value;
-            *d = value as u8;
+            d.write(value as u8);
         }
         if invalid & 0x100 != 0 {
             let at = src
@@ -184,7 +250,7 @@ fn decode_hex_digits(level: Level, text: &[u8], out: &mut [u8]) -> std::result::
 /// is hundreds of MB of hex on a long conversation, and decoding it was a
 /// tenth of agy-decode's time there with SSE2.
 #[cfg(target_arch = "x86_64")]
-fn decode_hex_vectored(level: Level, text: &[u8], out: &mut [u8]) -> usize {
+fn decode_hex_vectored(level: Level, text: &[u8], out: &mut [MaybeUninit<u8>]) -> usize {
     let wide = match level {
         // SAFETY: `level` is never above what the CPU has; the function
         // touches memory only through slices.
@@ -201,7 +267,7 @@ fn decode_hex_vectored(level: Level, text: &[u8], out: &mut [u8]) -> usize {
 /// by one multiply-add.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn decode_hex_avx2(text: &[u8], out: &mut [u8]) -> usize {
+fn decode_hex_avx2(text: &[u8], out: &mut [MaybeUninit<u8>]) -> usize {
     use std::arch::x86_64::*;
     let mut written = 0;
     for (src, dst) in text.chunks_exact(32).zip(out.chunks_exact_mut(16)) {
@@ -231,7 +297,7 @@ fn decode_hex_avx2(text: &[u8], out: &mut [u8]) -> usize {
         // bytes are the first and third quarters.
         let packed = _mm256_packus_epi16(pairs, pairs);
         let bytes = _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0b10_00));
-        let dst: &mut [u8; 16] = dst.try_into().expect("16 bytes");
+        let dst: &mut [MaybeUninit<u8>; 16] = dst.try_into().expect("16 bytes");
         // SAFETY: 16 bytes are there; the store is unaligned.
         unsafe { _mm_storeu_si128(dst.as_mut_ptr().cast(), bytes) };
         written += 16;
@@ -241,7 +307,7 @@ fn decode_hex_avx2(text: &[u8], out: &mut [u8]) -> usize {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
-fn decode_hex_sse2(text: &[u8], out: &mut [u8]) -> usize {
+fn decode_hex_sse2(text: &[u8], out: &mut [MaybeUninit<u8>]) -> usize {
     use std::arch::x86_64::*;
     let mut written = 0;
     for (src, dst) in text.chunks_exact(16).zip(out.chunks_exact_mut(8)) {
@@ -259,14 +325,16 @@ fn decode_hex_sse2(text: &[u8], out: &mut [u8]) -> usize {
             _mm_srli_epi16(nibbles, 8),
         );
         let bytes = _mm_cvtsi128_si64(_mm_packus_epi16(pairs, pairs)) as u64;
-        dst.copy_from_slice(&bytes.to_le_bytes());
+        for (d, b) in dst.iter_mut().zip(bytes.to_le_bytes()) {
+            d.write(b);
+        }
         written += 8;
     }
     written
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn decode_hex_vectored(_level: Level, _text: &[u8], _out: &mut [u8]) -> usize {
+fn decode_hex_vectored(_level: Level, _text: &[u8], _out: &mut [MaybeUninit<u8>]) -> usize {
     0
 }
 
@@ -331,6 +399,31 @@ mod tests {
                     err.message().contains(&format!("position {at}")),
                     "{level:?} {err}"
                 );
+            }
+        }
+    }
+
+    /// A string of hex ends where its digits do: every length, with a
+    /// closing quote or another byte after it, at every level; what comes
+    /// before is decoded, and a digit without its pair is counted but not
+    /// decoded.
+    #[test]
+    fn each_level_reads_hex_up_to_where_its_digits_end() {
+        let bytes: Vec<u8> = (0..=255u8).rev().cycle().take(100).collect();
+        let digits = hex::encode(&bytes);
+        for level in Level::supported_levels() {
+            for len in 0..digits.len() {
+                for after in [&b"\",\"step_format\":0}}"[..], b"g", b"", b"\xff"] {
+                    let text = [&digits.as_bytes()[..len], after].concat();
+                    assert_eq!(hex_digits_len_at(level, &text), len, "{level:?} {len}");
+                    let mut out = vec![7; 80];
+                    let read = decode_hex_prefix_into_at(level, &text, &mut out);
+                    // With nothing after an odd count, the last digit is
+                    // not read as the first of a pair.
+                    let read_expected = if after.is_empty() { len & !1 } else { len };
+                    assert_eq!(read, read_expected, "{level:?} {len} {after:?}");
+                    assert_eq!(out, &bytes[..len / 2], "{level:?} {len} {after:?}");
+                }
             }
         }
     }

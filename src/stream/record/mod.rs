@@ -39,8 +39,8 @@ mod read;
 mod write;
 
 pub use blob_hex::{
-    decode_hex, decode_hex_bytes_into, decode_hex_into, decode_hex_into_at, is_hex_digits,
-    is_hex_digits_at,
+    decode_hex, decode_hex_bytes_into, decode_hex_into, decode_hex_into_at, decode_hex_prefix_into,
+    decode_hex_prefix_into_at, hex_digits_len, hex_digits_len_at, is_hex_digits, is_hex_digits_at,
 };
 pub use edit::{data_cells, edit_row, write_as, write_line, write_patched, CellEdit, Patch};
 pub use read::{
