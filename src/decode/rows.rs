@@ -116,7 +116,7 @@ pub(super) fn parse_canonical_step_row<'l>(
                     // ordinary path's decoding asks).
                     Some(out) if COLUMNS[column] == "step_payload" => {
                         let end = crate::stream::record::decode_hex_prefix_into(body, out);
-                        (end % 2 == 0).then_some(end)?
+                        end.is_multiple_of(2).then_some(end)?
                     }
                     _ => crate::stream::record::hex_digits_len(body),
                 };
