@@ -118,6 +118,7 @@ impl<'a> Fields<'a> {
         self.damaged
     }
 
+    #[cold]
     fn stop(&mut self) -> Option<Field<'a>> {
         self.damaged = true;
         self.rest = &[];
@@ -128,6 +129,10 @@ impl<'a> Fields<'a> {
 impl<'a> Iterator for Fields<'a> {
     type Item = Field<'a>;
 
+    /// Inlined into the message readers' loops: called once per field of
+    /// every message read, the call's own cost was a quarter of its
+    /// instructions in agy-decode.
+    #[inline]
     fn next(&mut self) -> Option<Field<'a>> {
         if self.rest.is_empty() {
             return None;
