@@ -2,6 +2,8 @@
 //! text, tool output and brain transcripts (JSON inside JSON) are most of
 //! what agy-dump and agy-decode write.
 
+use std::mem::MaybeUninit;
+
 use crate::stream::simd::{self, Level};
 
 /// What each byte needs in a JSON string: 0 = itself, `u` = `\u00XX`,
@@ -119,11 +121,13 @@ pub fn write_str_body_twice_at(level: Level, out: &mut Vec<u8>, s: &str) {
 }
 
 /// Conversation text is most of what the tools write. Each round makes
-/// room for a round of input plus some escapes, zero-filled once, and fills
-/// it with no call per run: sixteen bytes at a time where SSE2 finds what
-/// needs escaping (every x86-64; 32 or 16 at a time with AVX2 or SSSE3,
-/// escaping once), eight at a time through the table elsewhere and for the
-/// last few bytes. A round ends early when its room
+/// room for a round of input plus some escapes in `out`'s spare capacity,
+/// never zero-filled (zero-filling each round's room only to overwrite it
+/// was a sixth of agy-dump's instructions on a long conversation's brain
+/// transcripts), and fills it with no call per run: sixteen bytes at a time
+/// where SSE2 finds what needs escaping (every x86-64; 32 or 16 at a time
+/// with AVX2 or SSSE3, escaping once), eight at a time through the table
+/// elsewhere and for the last few bytes. A round ends early when its room
 /// runs short, so escape-dense text (brain transcripts are JSON) just takes
 /// more rounds.
 fn write_escaped(level: Level, out: &mut Vec<u8>, s: &str, table: &EscapeTable, unicode: &[u8]) {
@@ -139,17 +143,19 @@ fn write_escaped(level: Level, out: &mut Vec<u8>, s: &str, table: &EscapeTable, 
     let bytes = s.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        let start = out.len();
         let room = (bytes.len() - i).min(ESCAPE_ROUND) + 128;
-        out.resize(start + room, 0);
-        let dst = &mut out[start..];
+        out.reserve(room);
+        let dst = &mut out.spare_capacity_mut()[..room];
+        // Every routine writes its output from the start of `dst` on, each
+        // byte it counts in `n` (some write a few past it, which the next
+        // write overwrites or the length leaves out).
         let (read, mut n) = escape_vectored(routine, &bytes[i..], dst, table, unicode);
         i += read;
         // Room for a word, or for eight bytes of the longest escape (7).
         while i < bytes.len() && n + 64 <= room {
             if let Some(word) = bytes.get(i..i + 8) {
                 if !word_needs_escape(u64::from_le_bytes(word.try_into().expect("eight bytes"))) {
-                    dst[n..n + 8].copy_from_slice(word);
+                    put(&mut dst[n..n + 8], word);
                     n += 8;
                     i += 8;
                     continue;
@@ -161,7 +167,17 @@ fn write_escaped(level: Level, out: &mut Vec<u8>, s: &str, table: &EscapeTable, 
             }
             i = end;
         }
-        out.truncate(start + n);
+        // SAFETY: bytes up to `n` of the spare capacity have been written
+        // (see above), and `n` is within the `room` reserved.
+        unsafe { out.set_len(out.len() + n) };
+    }
+}
+
+/// Writes `bytes` at the start of `dst`.
+#[inline]
+fn put(dst: &mut [MaybeUninit<u8>], bytes: &[u8]) {
+    for (d, &b) in dst[..bytes.len()].iter_mut().zip(bytes) {
+        d.write(b);
     }
 }
 
@@ -178,9 +194,11 @@ fn write_short(out: &mut Vec<u8>, bytes: &[u8], table: &EscapeTable, unicode: &[
     for (i, &b) in bytes.iter().enumerate() {
         if ESCAPE[b as usize] != 0 {
             out.extend_from_slice(&bytes[run..i]);
-            let mut escaped = [0u8; 8];
-            let len = escape_byte(b, &mut escaped, table, unicode);
-            out.extend_from_slice(&escaped[..len]);
+            out.reserve(8);
+            let len = escape_byte(b, &mut out.spare_capacity_mut()[..8], table, unicode);
+            // SAFETY: escape_byte wrote the `len` bytes it returns, at the
+            // start of the spare capacity.
+            unsafe { out.set_len(out.len() + len) };
             run = i + 1;
         }
     }
@@ -190,17 +208,17 @@ fn write_short(out: &mut Vec<u8>, bytes: &[u8], table: &EscapeTable, unicode: &[
 /// Writes byte `b` escaped at the start of `dst` (at least 8 bytes long);
 /// returns how many bytes that took.
 #[inline]
-fn escape_byte(b: u8, dst: &mut [u8], table: &EscapeTable, unicode: &[u8]) -> usize {
+fn escape_byte(b: u8, dst: &mut [MaybeUninit<u8>], table: &EscapeTable, unicode: &[u8]) -> usize {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let len = usize::from(table.len[b as usize]);
     if len == 0 {
         let n = unicode.len();
-        dst[..n].copy_from_slice(unicode);
-        dst[n] = HEX[(b >> 4) as usize];
-        dst[n + 1] = HEX[(b & 0xf) as usize];
+        put(dst, unicode);
+        dst[n].write(HEX[(b >> 4) as usize]);
+        dst[n + 1].write(HEX[(b & 0xf) as usize]);
         return n + 2;
     }
-    dst[..4].copy_from_slice(&table.bytes[b as usize]);
+    put(dst, &table.bytes[b as usize]);
     len
 }
 
@@ -211,7 +229,7 @@ fn escape_byte(b: u8, dst: &mut [u8], table: &EscapeTable, unicode: &[u8]) -> us
 fn escape_vectored(
     level: Level,
     src: &[u8],
-    dst: &mut [u8],
+    dst: &mut [MaybeUninit<u8>],
     table: &EscapeTable,
     unicode: &[u8],
 ) -> (usize, usize) {
@@ -230,7 +248,7 @@ fn escape_vectored(
 fn escape_vectored(
     _level: Level,
     _src: &[u8],
-    _dst: &mut [u8],
+    _dst: &mut [MaybeUninit<u8>],
     _table: &EscapeTable,
     _unicode: &[u8],
 ) -> (usize, usize) {
@@ -245,7 +263,12 @@ fn escape_vectored(
 /// `agy-dump | agy-decode` pipeline on a long conversation's store.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
-fn escape_sse2(src: &[u8], dst: &mut [u8], table: &EscapeTable, unicode: &[u8]) -> (usize, usize) {
+fn escape_sse2(
+    src: &[u8],
+    dst: &mut [MaybeUninit<u8>],
+    table: &EscapeTable,
+    unicode: &[u8],
+) -> (usize, usize) {
     let (mut i, mut n) = (0, 0);
     // A block reads up to 16 bytes past its start for the over-copies, and
     // writes at most sixteen escapes of 7 bytes plus a 16-byte copy.
@@ -255,12 +278,12 @@ fn escape_sse2(src: &[u8], dst: &mut [u8], table: &EscapeTable, unicode: &[u8]) 
         while mask != 0 {
             let at = mask.trailing_zeros() as usize;
             mask &= mask - 1;
-            dst[n..n + 16].copy_from_slice(&src[i + from..i + from + 16]);
+            put(&mut dst[n..n + 16], &src[i + from..i + from + 16]);
             n += at - from;
             n += escape_byte(src[i + at], &mut dst[n..], table, unicode);
             from = at + 1;
         }
-        dst[n..n + 16].copy_from_slice(&src[i + from..i + from + 16]);
+        put(&mut dst[n..n + 16], &src[i + from..i + from + 16]);
         n += 16 - from;
         i += 16;
     }
@@ -337,8 +360,8 @@ fn load16(bytes: &[u8]) -> std::arch::x86_64::__m128i {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
 #[inline]
-fn store16(dst: &mut [u8], v: std::arch::x86_64::__m128i) {
-    let dst: &mut [u8; 16] = (&mut dst[..16]).try_into().expect("16 bytes");
+fn store16(dst: &mut [MaybeUninit<u8>], v: std::arch::x86_64::__m128i) {
+    let dst: &mut [MaybeUninit<u8>; 16] = (&mut dst[..16]).try_into().expect("16 bytes");
     // SAFETY: 16 bytes are there; the store is unaligned.
     unsafe { std::arch::x86_64::_mm_storeu_si128(dst.as_mut_ptr().cast(), v) }
 }
@@ -352,7 +375,7 @@ fn store16(dst: &mut [u8], v: std::arch::x86_64::__m128i) {
 /// control character written `\u00XX` is escaped byte by byte.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "ssse3")]
-fn escape_once_ssse3(src: &[u8], dst: &mut [u8]) -> (usize, usize) {
+fn escape_once_ssse3(src: &[u8], dst: &mut [MaybeUninit<u8>]) -> (usize, usize) {
     use std::arch::x86_64::*;
     let letters = load16(&CONTROL_LETTERS);
     let backslash = _mm_set1_epi8(b'\\' as i8);
@@ -413,7 +436,7 @@ fn escape_once_ssse3(src: &[u8], dst: &mut [u8]) -> (usize, usize) {
 /// two shuffles where two blocks of sixteen took four.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn escape_once_avx2(src: &[u8], dst: &mut [u8]) -> (usize, usize) {
+fn escape_once_avx2(src: &[u8], dst: &mut [MaybeUninit<u8>]) -> (usize, usize) {
     use std::arch::x86_64::*;
     let both = |low: __m128i, high: __m128i| {
         _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(low), high)
@@ -455,7 +478,8 @@ fn escape_once_avx2(src: &[u8], dst: &mut [u8]) -> (usize, usize) {
         );
         let mask = _mm256_movemask_epi8(special) as u32 as usize;
         if mask == 0 {
-            let dst: &mut [u8; 32] = (&mut dst[n..n + 32]).try_into().expect("32 bytes");
+            let dst: &mut [MaybeUninit<u8>; 32] =
+                (&mut dst[n..n + 32]).try_into().expect("32 bytes");
             // SAFETY: 32 bytes are there; the store is unaligned.
             unsafe { _mm256_storeu_si256(dst.as_mut_ptr().cast(), v) };
             (i, n) = (i + 32, n + 32);
