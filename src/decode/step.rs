@@ -66,12 +66,14 @@ impl<'a> StepView<'a> {
         type_column: Option<i64>,
         status_column: Option<i64>,
     ) -> StepView<'a> {
-        let type_tag = step
-            .get_u64(field::step::TYPE)
+        // Both fields in one pass over the Step's fields.
+        let [type_field, status_field] = step.last_of([field::step::TYPE, field::step::STATUS]);
+        let type_tag = type_field
+            .and_then(|v| v.u64())
             .or(type_column.map(|v| v as u64));
         let status = status_column
             .map(|v| v as u64)
-            .or(step.get_u64(field::step::STATUS))
+            .or(status_field.and_then(|v| v.u64()))
             .unwrap_or(0);
         let payload = results::payload_of(step, type_tag);
         let kind = payload
