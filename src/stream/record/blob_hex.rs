@@ -81,10 +81,11 @@ pub fn decode_hex_bytes_into(text: &[u8], out: &mut Vec<u8>) -> bool {
 
 /// Decodes the hex digits at the start of `text` into `out` (cleared
 /// first), up to the first byte that is not one or the end, and returns
-/// how many digits that was: for a reader that finds where a string of hex
-/// ends by decoding it, as agy-decode reads a steps row's payload up to its
-/// closing quote, rather than searching for the quote first. An odd count
-/// means the last digit has no pair; `out` then holds the pairs before it.
+/// how many digits that was ([`hex_digits_len`]): for a reader that finds
+/// where a string of hex ends by decoding it, as agy-decode reads a steps
+/// row's payload up to its closing quote, rather than searching for the
+/// quote first. An odd count means the last digit has no pair; `out` then
+/// holds the pairs before it.
 pub fn decode_hex_prefix_into(text: &[u8], out: &mut Vec<u8>) -> usize {
     decode_hex_prefix_into_at(simd::level(), text, out)
 }
@@ -94,7 +95,8 @@ pub fn decode_hex_prefix_into(text: &[u8], out: &mut Vec<u8>) -> usize {
 pub fn decode_hex_prefix_into_at(level: Level, text: &[u8], out: &mut Vec<u8>) -> usize {
     let even = text.len() & !1;
     match decode_into_spare(level, &text[..even], out) {
-        Ok(()) => even,
+        // A last digit without its pair still counts.
+        Ok(()) => even + usize::from(text.get(even).is_some_and(u8::is_ascii_hexdigit)),
         Err(position) => {
             // SAFETY: decode_hex_digits writes every pair before the first
             // bad digit (see there), and `out` was cleared.
@@ -404,9 +406,9 @@ mod tests {
     }
 
     /// A string of hex ends where its digits do: every length, with a
-    /// closing quote or another byte after it, at every level; what comes
-    /// before is decoded, and a digit without its pair is counted but not
-    /// decoded.
+    /// closing quote, another byte or nothing after it, at every level;
+    /// what comes before is decoded, and a digit without its pair is
+    /// counted but not decoded.
     #[test]
     fn each_level_reads_hex_up_to_where_its_digits_end() {
         let bytes: Vec<u8> = (0..=255u8).rev().cycle().take(100).collect();
@@ -418,10 +420,7 @@ mod tests {
                     assert_eq!(hex_digits_len_at(level, &text), len, "{level:?} {len}");
                     let mut out = vec![7; 80];
                     let read = decode_hex_prefix_into_at(level, &text, &mut out);
-                    // With nothing after an odd count, the last digit is
-                    // not read as the first of a pair.
-                    let read_expected = if after.is_empty() { len & !1 } else { len };
-                    assert_eq!(read, read_expected, "{level:?} {len} {after:?}");
+                    assert_eq!(read, len, "{level:?} {len} {after:?}");
                     assert_eq!(out, &bytes[..len / 2], "{level:?} {len} {after:?}");
                 }
             }
