@@ -20,12 +20,10 @@
 
 use std::borrow::Cow;
 
-use serde_json::Value;
-
 use crate::error::{Error, Result};
 use crate::stream::json::Cursor;
 use crate::stream::message::{
-    self, Block, InputRecord, Listing, ListingEntry, ResultContent, Role, LISTING_KEYS,
+    self, Block, InputRecord, Listing, ListingEntry, ResultContent, Role, ToolInput, LISTING_KEYS,
 };
 
 /// Parses one line of the message stream: the fast path, else serde.
@@ -42,7 +40,8 @@ pub fn read_line(line: &[u8]) -> Result<InputRecord<'_>> {
 /// The fast path alone: `None` when the line is anything but a message
 /// record it can read with certainty.
 pub fn read_fast(line: &[u8]) -> Option<InputRecord<'_>> {
-    let text = std::str::from_utf8(line).ok()?;
+    // With SIMD: std's check was 2.6 % of agy-encode.
+    let text = simdutf8::basic::from_utf8(line).ok()?;
     let mut scan = Cursor::new(text);
     let record = scan.record()?;
     scan.skip_space();
@@ -237,7 +236,7 @@ impl<'a> Cursor<'a> {
             signature: Option<Option<Cow<'a, str>>>,
             id: Option<Cow<'a, str>>,
             name: Option<Cow<'a, str>>,
-            input: Option<&'a str>,
+            input: Option<ToolInput>,
             tool_use_id: Option<Cow<'a, str>>,
             content: Option<ResultContent<'a>>,
             is_error: Option<Option<bool>>,
@@ -252,7 +251,7 @@ impl<'a> Cursor<'a> {
             "signature" => once(&mut f.signature, s.optional_string()),
             "id" => once(&mut f.id, s.string()),
             "name" => once(&mut f.name, s.string()),
-            "input" => once(&mut f.input, s.value()),
+            "input" => once(&mut f.input, s.tree().map(ToolInput::from_value)),
             "tool_use_id" => once(&mut f.tool_use_id, s.string()),
             "content" => once(&mut f.content, s.result_content()),
             "is_error" => once(&mut f.is_error, s.optional_bool()),
@@ -291,7 +290,7 @@ impl<'a> Cursor<'a> {
             "tool_use" => Block::ToolUse {
                 id: f.id?,
                 name: f.name?,
-                input: serde_json::from_str(f.input?).ok()?,
+                input: f.input?,
                 signature: f.signature.flatten(),
             },
             "tool_result" => Block::ToolResult {
@@ -328,8 +327,7 @@ impl<'a> Cursor<'a> {
     }
 
     fn structured(&mut self) -> Option<ResultContent<'a>> {
-        let value: Value = serde_json::from_str(self.value()?).ok()?;
-        Some(ResultContent::from_value(value))
+        Some(ResultContent::from_value(self.tree()?))
     }
 
     /// A listing in exactly the shape [`Listing::from_value`] accepts; any

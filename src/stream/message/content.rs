@@ -4,9 +4,8 @@
 //! stream gives it.
 
 use std::borrow::Cow;
-use std::fmt;
 
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::Deserializer;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -32,6 +31,17 @@ impl ToolInput {
         }
         serde_json::from_str(text)
             .unwrap_or_else(|_| ToolInput::Other(Value::String(text.to_string())))
+    }
+
+    /// The input a JSON value stands for, as it deserializes: an object's
+    /// members in their order (a repeated key, already one member in a
+    /// [`Value`], keeps its first place and its last value, as here), any
+    /// other value as it is.
+    pub fn from_value(value: Value) -> ToolInput {
+        match value {
+            Value::Object(map) => ToolInput::Object(map.into_iter().collect()),
+            other => ToolInput::Other(other),
+        }
     }
 
     /// The inverse of [`ToolInput::from_arguments_json`]: a string is
@@ -73,61 +83,12 @@ impl Serialize for ToolInput {
     }
 }
 
+/// Read as a [`Value`] is, then taken as [`ToolInput::from_value`] takes
+/// it: the one reading of a tool input, whether the message reader's fast
+/// path (`Cursor::tree`) or serde_json made the value.
 impl<'de> Deserialize<'de> for ToolInput {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct InputVisitor;
-        impl<'de> Visitor<'de> for InputVisitor {
-            type Value = ToolInput;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("tool input (any JSON value)")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ToolInput, A::Error> {
-                let mut args = Vec::new();
-                while let Some((k, v)) = map.next_entry::<String, Value>()? {
-                    match args
-                        .iter_mut()
-                        .find(|(key, _): &&mut (String, Value)| *key == k)
-                    {
-                        // JSON's rule for a repeated key: the last one wins.
-                        Some(entry) => entry.1 = v,
-                        None => args.push((k, v)),
-                    }
-                }
-                Ok(ToolInput::Object(args))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ToolInput, A::Error> {
-                let mut items = Vec::new();
-                while let Some(v) = seq.next_element::<Value>()? {
-                    items.push(v);
-                }
-                Ok(ToolInput::Other(Value::Array(items)))
-            }
-            fn visit_bool<E: de::Error>(self, v: bool) -> Result<ToolInput, E> {
-                Ok(ToolInput::Other(Value::Bool(v)))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<ToolInput, E> {
-                Ok(ToolInput::Other(Value::from(v)))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ToolInput, E> {
-                Ok(ToolInput::Other(Value::from(v)))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<ToolInput, E> {
-                Ok(ToolInput::Other(Value::from(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<ToolInput, E> {
-                Ok(ToolInput::Other(Value::String(v.to_string())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<ToolInput, E> {
-                Ok(ToolInput::Other(Value::String(v)))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<ToolInput, E> {
-                Ok(ToolInput::Other(Value::Null))
-            }
-            fn visit_none<E: de::Error>(self) -> Result<ToolInput, E> {
-                Ok(ToolInput::Other(Value::Null))
-            }
-        }
-        d.deserialize_any(InputVisitor)
+        Value::deserialize(d).map(ToolInput::from_value)
     }
 }
 
