@@ -7,7 +7,6 @@ use crate::agy::steps;
 use crate::error::Result;
 use crate::stream::io::Output;
 use crate::stream::json;
-use crate::stream::json::Depth;
 use crate::stream::record;
 use crate::time::Timestamp;
 
@@ -35,46 +34,51 @@ pub(super) struct TranscriptLine<'a> {
 }
 
 impl TranscriptLine<'_> {
-    /// The line as compact JSON: `step_index`, `source`, `type`, `status`,
-    /// then `created_at`, `content`, `thinking`, `tool_calls` when present.
-    /// Written by hand at the depth it is needed: the transcript travels
-    /// inside a `file` record's string, and escaping the conversation's text
-    /// twice in one pass is what keeps agy-encode near agy-decode's pace.
-    fn write_json(&self, out: &mut Vec<u8>, depth: Depth) {
-        depth.raw(out, "{\"step_index\":");
+    /// The line as compact JSON (`step_index`, `source`, `type`, `status`,
+    /// then `created_at`, `content`, `thinking`, `tool_calls` when present),
+    /// written as it sits inside a `file` record's JSON string: its own
+    /// punctuation escaped once (`{\"step_index\":`, written so here rather
+    /// than escaped at each line, which was a tenth of escaping a
+    /// transcript), and its strings' text escaped twice in one pass, which
+    /// is what keeps agy-encode near agy-decode's pace.
+    fn write_escaped_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(br#"{\"step_index\":"#);
         json::write_i64(out, self.step_index);
-        depth.raw(out, ",\"source\":");
-        depth.string(out, self.source);
-        depth.raw(out, ",\"type\":");
-        depth.string(out, &self.step_type);
-        depth.raw(out, ",\"status\":");
-        depth.string(out, self.status);
+        out.extend_from_slice(br#",\"source\":"#);
+        nested_string(out, self.source);
+        out.extend_from_slice(br#",\"type\":"#);
+        nested_string(out, &self.step_type);
+        out.extend_from_slice(br#",\"status\":"#);
+        nested_string(out, self.status);
         for (key, value) in [
-            (",\"created_at\":", self.created_at.as_deref()),
-            (",\"content\":", self.content.as_deref()),
-            (",\"thinking\":", self.thinking.as_deref()),
+            (
+                br#",\"created_at\":"#.as_slice(),
+                self.created_at.as_deref(),
+            ),
+            (br#",\"content\":"#, self.content.as_deref()),
+            (br#",\"thinking\":"#, self.thinking.as_deref()),
         ] {
             if let Some(value) = value {
-                depth.raw(out, key);
-                depth.string(out, value);
+                out.extend_from_slice(key);
+                nested_string(out, value);
             }
         }
         if let Some(calls) = self.tool_calls {
-            depth.raw(out, ",\"tool_calls\":[");
+            out.extend_from_slice(br#",\"tool_calls\":["#);
             for (i, call) in calls.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
-                depth.raw(out, "{\"name\":");
-                depth.string(out, &call.native_name);
-                depth.raw(out, ",\"args\":{");
+                out.extend_from_slice(br#"{\"name\":"#);
+                nested_string(out, &call.native_name);
+                out.extend_from_slice(br#",\"args\":{"#);
                 for (j, (key, value)) in call.native_args.iter().flatten().enumerate() {
                     if j > 0 {
                         out.push(b',');
                     }
-                    depth.string(out, key);
+                    nested_string(out, key);
                     out.push(b':');
-                    depth.string(out, &json::value_to_string(value));
+                    nested_string(out, &json::value_to_string(value));
                 }
                 out.extend_from_slice(b"}}");
             }
@@ -82,6 +86,14 @@ impl TranscriptLine<'_> {
         }
         out.push(b'}');
     }
+}
+
+/// A JSON string inside a JSON string: its quotes escaped once, its text
+/// twice.
+fn nested_string(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(br#"\""#);
+    json::write_str_body_twice(out, s);
+    out.extend_from_slice(br#"\""#);
 }
 
 impl<'a> TranscriptLine<'a> {
@@ -126,7 +138,7 @@ impl TranscriptLine<'_> {
     /// Writes the line and its newline escaped for a JSON string, as it
     /// sits in a transcript's `file` record.
     pub(super) fn write_escaped_line(&self, out: &mut Vec<u8>) {
-        self.write_json(out, Depth::Nested);
+        self.write_escaped_json(out);
         out.extend_from_slice(b"\\n");
     }
 
@@ -205,5 +217,56 @@ impl Transcript {
             return Ok(());
         }
         self.write_part(out, conversation)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agy::steps::{kind, source, status};
+    use serde_json::json;
+
+    /// A line as it sits in its `file` record's string reads back, once
+    /// that string is read, as serde_json writes the same object.
+    #[test]
+    fn a_line_is_its_json_escaped_once_more() {
+        let calls = [OpenCall {
+            id: "call-1".into(),
+            native_name: "run_command".into(),
+            native_args: Some(vec![
+                ("CommandLine".into(), json!("grep -n \"x\" a\\b")),
+                ("Blocking".into(), json!(true)),
+            ]),
+            call: Vec::new(),
+            timestamp: None,
+        }];
+        let text = "a \"quoted\" word,\n\ta backslash \\ and \u{1} é";
+        let mut line = TranscriptLine::new(
+            source::MODEL,
+            kind::PLANNER_RESPONSE,
+            status::DONE,
+            None,
+            Some(Cow::Borrowed(text)),
+        );
+        line.step_index = 7;
+        line.thinking = Some(Cow::Borrowed("why \\n"));
+        line.tool_calls = Some(&calls);
+        let mut escaped = b"\"".to_vec();
+        line.write_escaped_line(&mut escaped);
+        escaped.push(b'"');
+        let read: String = serde_json::from_slice(&escaped).unwrap();
+        let expected = json!({
+            "step_index": 7,
+            "source": "MODEL",
+            "type": "PLANNER_RESPONSE",
+            "status": "DONE",
+            "content": text,
+            "thinking": "why \\n",
+            "tool_calls": [{"name": "run_command", "args": {
+                "CommandLine": "\"grep -n \\\"x\\\" a\\\\b\"",
+                "Blocking": "true",
+            }}],
+        });
+        assert_eq!(read, serde_json::to_string(&expected).unwrap() + "\n");
     }
 }

@@ -40,36 +40,6 @@ pub fn write_f64(out: &mut Vec<u8>, v: f64) {
     serde_json::to_writer(out, &v).expect("writing to a Vec cannot fail");
 }
 
-/// How deep the JSON being written sits: as it is, or inside a JSON string
-/// (escaped once more), as a brain transcript line does in a `file` record.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Depth {
-    Top,
-    Nested,
-}
-
-impl Depth {
-    /// Writes JSON punctuation and literals that hold no string.
-    pub fn raw(self, out: &mut Vec<u8>, json_text: &str) {
-        match self {
-            Depth::Top => out.extend_from_slice(json_text.as_bytes()),
-            Depth::Nested => write_str_body(out, json_text),
-        }
-    }
-
-    /// Writes a JSON string, quotes included.
-    pub fn string(self, out: &mut Vec<u8>, s: &str) {
-        match self {
-            Depth::Top => write_str(out, s),
-            Depth::Nested => {
-                out.extend_from_slice(b"\\\"");
-                write_str_body_twice(out, s);
-                out.extend_from_slice(b"\\\"");
-            }
-        }
-    }
-}
-
 /// Writes a JSON value compactly, byte for byte as `serde_json` does, but
 /// with strings (tool arguments carry whole files) through [`write_str`].
 pub fn write_value(out: &mut Vec<u8>, value: &serde_json::Value) {
