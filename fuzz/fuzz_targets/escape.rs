@@ -1,7 +1,9 @@
-//! Differential: JSON string escaping, once and twice, at every SIMD level
-//! this CPU runs, against serde_json. Escaping once must be serde_json's
-//! string body byte for byte; escaping twice must be serde_json's escaping
-//! of that body.
+//! Differential: JSON string escaping, once and twice, and unescaping, at
+//! every SIMD level this CPU runs, against serde_json. Escaping once must
+//! be serde_json's string body byte for byte; escaping twice must be
+//! serde_json's escaping of that body; unescaping the input as a string's
+//! body must read what serde_json reads (and refuse what it refuses), and
+//! unescaping what was escaped once must give the text back.
 #![no_main]
 
 use agy_tools::stream::json;
@@ -16,6 +18,13 @@ fn run(data: &[u8]) {
     let once = &once[1..once.len() - 1];
     let twice = serde_json::to_string(once).unwrap();
     let twice = &twice[1..twice.len() - 1];
+    // The input as the inside of a string, up to the first quote serde
+    // stops at (or to its end).
+    let read = serde_json::Deserializer::from_str(&format!("\"{text}"))
+        .into_iter::<String>()
+        .next()
+        .and_then(Result::ok);
+    let escaped_body = format!("{once}\"");
     let mut out = Vec::new();
     for level in Level::supported_levels() {
         out.clear();
@@ -24,5 +33,18 @@ fn run(data: &[u8]) {
         out.clear();
         json::write_str_body_twice_at(level, &mut out, &text);
         assert_eq!(out, twice.as_bytes(), "escaping twice at {level:?}");
+        out.clear();
+        let end = json::unescape_body_at(level, &text, &mut out);
+        match &read {
+            Some(read) => {
+                assert_eq!(text.as_bytes()[end.expect("serde reads it")], b'"');
+                assert_eq!(out, read.as_bytes(), "unescaping at {level:?}");
+            }
+            None => assert_eq!(end, None, "serde refuses it, at {level:?}"),
+        }
+        out.clear();
+        let end = json::unescape_body_at(level, &escaped_body, &mut out);
+        assert_eq!(end, Some(once.len()), "the escaped text's end at {level:?}");
+        assert_eq!(out, text.as_bytes(), "unescaping the escaped at {level:?}");
     }
 }
