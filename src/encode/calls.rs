@@ -6,7 +6,7 @@ use crate::agy::steps::{self, field, source, status};
 use crate::agy::tools;
 use crate::agy::wire::Writer;
 use crate::error::{Error, Result};
-use crate::stream::message::{self, ResultContent, ToolInput};
+use crate::stream::message::{self, ObjectJson, ResultContent, ToolInput};
 use crate::time::Timestamp;
 
 use super::conversation::Conversation;
@@ -32,14 +32,24 @@ impl Conversation {
             }
             other => (
                 tools::to_native(name, None).0,
-                other.to_arguments_json(),
+                ObjectJson {
+                    text: other.to_arguments_json(),
+                    values: Vec::new(),
+                },
                 None,
             ),
         };
         let mut call = Writer::new();
         call.string(field::tool_call::ID, id)
             .string(field::tool_call::NAME, &native_name)
-            .string(field::tool_call::ARGUMENTS_JSON, &arguments_json);
+            .string(field::tool_call::ARGUMENTS_JSON, &arguments_json.text);
+        let arguments_end = call.len();
+        let arguments_start = arguments_end - arguments_json.text.len();
+        let argument_values = arguments_json
+            .values
+            .into_iter()
+            .map(|value| arguments_start + value.start..arguments_start + value.end)
+            .collect();
         if let Some(signature) = signature {
             let bytes = hex::decode(signature)
                 .map_err(|e| Error::data(format!("tool_use {id:?}: signature is not hex: {e}")))?;
@@ -50,6 +60,7 @@ impl Conversation {
             id: id.to_string(),
             native_name,
             native_args,
+            argument_values,
             call: call.into_bytes(),
             timestamp,
         })
@@ -78,6 +89,7 @@ impl Conversation {
                     id: tool_use_id.to_string(),
                     native_name: String::new(),
                     native_args: None,
+                    argument_values: Vec::new(),
                     call: call.into_bytes(),
                     timestamp,
                 };

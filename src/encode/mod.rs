@@ -27,6 +27,7 @@ mod step;
 mod transcript;
 
 use std::collections::HashSet;
+use std::ops::Range;
 
 use uuid::Uuid;
 
@@ -49,9 +50,21 @@ struct OpenCall {
     id: String,
     native_name: String,
     native_args: Option<ArgList>,
+    /// Where the JSON text of each of `native_args`' values is in `call`
+    /// (inside its arguments' JSON), for the brain transcript, which
+    /// writes each value's text: taken from there, not written again.
+    argument_values: Vec<Range<usize>>,
     /// The encoded ChatToolCall, repeated in the tool step's metadata.
     call: Vec<u8>,
     timestamp: Option<Timestamp>,
+}
+
+impl OpenCall {
+    /// The JSON text of argument `i`'s value.
+    fn argument_text(&self, i: usize) -> &str {
+        let bytes = &self.call[self.argument_values[i].clone()];
+        simdutf8::basic::from_utf8(bytes).expect("JSON text written as a string is UTF-8")
+    }
 }
 
 #[derive(Clone, Debug, Default)]

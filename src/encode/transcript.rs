@@ -72,13 +72,13 @@ impl TranscriptLine<'_> {
                 out.extend_from_slice(br#"{\"name\":"#);
                 nested_string(out, &call.native_name);
                 out.extend_from_slice(br#",\"args\":{"#);
-                for (j, (key, value)) in call.native_args.iter().flatten().enumerate() {
+                for (j, (key, _)) in call.native_args.iter().flatten().enumerate() {
                     if j > 0 {
                         out.push(b',');
                     }
                     nested_string(out, key);
                     out.push(b':');
-                    nested_string(out, &json::value_to_string(value));
+                    nested_string(out, call.argument_text(j));
                 }
                 out.extend_from_slice(b"}}");
             }
@@ -230,14 +230,23 @@ mod tests {
     /// that string is read, as serde_json writes the same object.
     #[test]
     fn a_line_is_its_json_escaped_once_more() {
+        let args = vec![
+            ("CommandLine".into(), json!("grep -n \"x\" a\\b")),
+            ("Blocking".into(), json!(true)),
+        ];
+        // The arguments' JSON as the call holds it, after a field before it.
+        let arguments = crate::stream::message::object_json(&args);
+        let mut call = b"before".to_vec();
+        let start = call.len();
+        call.extend_from_slice(arguments.text.as_bytes());
         let calls = [OpenCall {
             id: "call-1".into(),
             native_name: "run_command".into(),
-            native_args: Some(vec![
-                ("CommandLine".into(), json!("grep -n \"x\" a\\b")),
-                ("Blocking".into(), json!(true)),
-            ]),
-            call: Vec::new(),
+            native_args: Some(args),
+            argument_values: (arguments.values.iter())
+                .map(|value| start + value.start..start + value.end)
+                .collect(),
+            call,
             timestamp: None,
         }];
         let text = "a \"quoted\" word,\n\ta backslash \\ and \u{1} é";

@@ -9,6 +9,8 @@
 //! blobs as hex strings, `read` reads a line of JSON in place; this module
 //! writes numbers, values and keys.
 
+use std::ops::Range;
+
 mod escape;
 mod hex;
 mod read;
@@ -56,7 +58,7 @@ pub fn write_value(out: &mut Vec<u8>, value: &serde_json::Value) {
             }
             out.push(b']');
         }
-        Value::Object(map) => write_object(out, map),
+        Value::Object(map) => write_object(out, map, |_| ()),
         scalar => serde_json::to_writer(out, scalar).expect("writing to a Vec cannot fail"),
     }
 }
@@ -70,9 +72,13 @@ pub fn value_to_string(value: &serde_json::Value) -> String {
 }
 
 /// Writes an object from its entries in order; see [`write_value`].
+/// `mark` is told where each value's text lies in `out`, in entry order, so
+/// that a caller can take a value's JSON text from there rather than write
+/// it again.
 pub fn write_object<'v>(
     out: &mut Vec<u8>,
     entries: impl IntoIterator<Item = (&'v String, &'v serde_json::Value)>,
+    mut mark: impl FnMut(Range<usize>),
 ) {
     out.push(b'{');
     for (i, (key, value)) in entries.into_iter().enumerate() {
@@ -81,7 +87,9 @@ pub fn write_object<'v>(
         }
         write_str(out, key);
         out.push(b':');
+        let start = out.len();
         write_value(out, value);
+        mark(start..out.len());
     }
     out.push(b'}');
 }

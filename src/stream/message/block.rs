@@ -246,7 +246,7 @@ impl Block<'_> {
                 out.extend_from_slice(b",\"input\":");
                 match input {
                     ToolInput::Object(args) => {
-                        json::write_object(out, args.iter().map(|(k, v)| (k, v)))
+                        json::write_object(out, args.iter().map(|(k, v)| (k, v)), |_| ())
                     }
                     ToolInput::Other(value) => json::write_value(out, value),
                 }

@@ -4,6 +4,7 @@
 //! stream gives it.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use serde::de::Deserializer;
 use serde::ser::{SerializeMap, SerializeSeq, Serializer};
@@ -56,16 +57,36 @@ impl ToolInput {
                 raw.clone()
             }
             ToolInput::Other(value) => json::value_to_string(value),
-            ToolInput::Object(args) => object_json(args),
+            ToolInput::Object(args) => object_json(args).text,
         }
     }
 }
 
+/// Arguments as a compact JSON object ([`object_json`]), and where each
+/// argument's value is in its text.
+pub struct ObjectJson {
+    pub text: String,
+    /// The JSON text of each argument's value, in `text`, in their order.
+    pub values: Vec<Range<usize>>,
+}
+
 /// Arguments as a compact JSON object, keys in their order.
-pub fn object_json(args: &ArgList) -> String {
-    let mut out = Vec::new();
-    json::write_object(&mut out, args.iter().map(|(k, v)| (k, v)));
-    String::from_utf8(out).expect("JSON text is UTF-8")
+pub fn object_json(args: &ArgList) -> ObjectJson {
+    // Room for the strings (an edit's or a new file's text) as they are, so
+    // that the text is not grown, and copied, a doubling at a time.
+    let room = args
+        .iter()
+        .map(|(key, value)| key.len() + 4 + value.as_str().map_or(16, |s| s.len() + 2))
+        .sum::<usize>();
+    let mut out = Vec::with_capacity(room + 2);
+    let mut values = Vec::with_capacity(args.len());
+    json::write_object(&mut out, args.iter().map(|(k, v)| (k, v)), |value| {
+        values.push(value)
+    });
+    ObjectJson {
+        text: String::from_utf8(out).expect("JSON text is UTF-8"),
+        values,
+    }
 }
 
 impl Serialize for ToolInput {

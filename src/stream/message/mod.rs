@@ -14,7 +14,8 @@ pub use crate::agy::uri::{path_to_uri, uri_to_path};
 pub use base64::{base64_decode, base64_encode};
 pub use block::{block_keys, Block, ImageSource, BLOCK_KEYS};
 pub use content::{
-    join_result_texts, object_json, Listing, ListingEntry, ResultContent, ToolInput, LISTING_KEYS,
+    join_result_texts, object_json, Listing, ListingEntry, ObjectJson, ResultContent, ToolInput,
+    LISTING_KEYS,
 };
 
 use std::borrow::Cow;
