@@ -626,11 +626,19 @@ impl Writer {
         len: usize,
         write: impl FnOnce(&mut Vec<u8>),
     ) -> &mut Writer {
-        self.tag(number, 2);
-        put_varint(&mut self.buf, len as u64);
+        self.field_head(number, len);
         let at = self.buf.len();
         write(&mut self.buf);
         debug_assert_eq!(self.buf.len() - at, len, "the length said");
+        self
+    }
+
+    /// The tag and length of a length-delimited field of `len` bytes, which
+    /// the caller puts after them (or, building a message back to front,
+    /// already has).
+    pub fn field_head(&mut self, number: u32, len: usize) -> &mut Writer {
+        self.tag(number, 2);
+        put_varint(&mut self.buf, len as u64);
         self
     }
 

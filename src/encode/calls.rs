@@ -11,7 +11,7 @@ use crate::time::Timestamp;
 
 use super::conversation::Conversation;
 use super::payload::Carrier;
-use super::step::{metadata, Step, StepWriter};
+use super::step::{head_room, metadata, Step, StepWriter};
 use super::transcript::TranscriptLine;
 use super::OpenCall;
 
@@ -135,20 +135,27 @@ impl Conversation {
                 Carrier::for_result(&call.native_name, steps.generic, content),
             ),
         };
-        let spare = std::mem::take(&mut self.spare_payload);
-        let (step_kind, payload_field, payload) = carrier.encode(args, spare);
-        let text = result.map(|(content, _)| content.to_text());
         let mut meta = metadata(timestamp, source::MODEL);
         meta.bytes(field::metadata::TOOL_CALL, &call.call);
+        let meta = meta.into_bytes();
+        // The payload (a tool's whole output) is built after room for the
+        // step's fields before it, where the step will hold it.
+        let mut buf = std::mem::take(&mut self.spare_payload);
+        buf.clear();
+        let payload_at = head_room(meta.len());
+        buf.resize(payload_at, 0);
+        let (step_kind, payload_field, payload) = carrier.encode(args, buf);
+        let text = result.map(|(content, _)| content.to_text());
         self.write_step(
             steps,
             Step {
                 kind: step_kind,
                 status: step_status,
-                metadata: meta.into_bytes(),
+                metadata: meta,
                 error,
                 payload_field,
                 payload,
+                payload_at,
                 line: TranscriptLine::new(source::MODEL, step_kind, step_status, timestamp, text),
             },
         )

@@ -241,6 +241,7 @@ impl Conversation {
                     error: None,
                     payload_field: field::step::CHECKPOINT,
                     payload: checkpoint.into_bytes(),
+                    payload_at: 0,
                     line: TranscriptLine::new(
                         source::SYSTEM,
                         kind::CHECKPOINT,
@@ -316,6 +317,9 @@ impl Conversation {
     }
 
     pub(super) fn write_step(&mut self, steps: &mut StepWriter<'_>, step: Step<'_>) -> Result<()> {
+        if step.payload_at > 0 && step.payload_field < field::step::ERROR {
+            return self.write_step_around_payload(steps, step);
+        }
         let mut blob = std::mem::take(&mut self.step_blob);
         blob.clear();
         let mut bytes = Writer::from_vec(blob);
@@ -323,15 +327,16 @@ impl Conversation {
             .varint(field::step::TYPE, step.kind)
             .varint(field::step::STATUS, step.status)
             .bytes(field::step::METADATA, &step.metadata);
+        let payload = &step.payload[step.payload_at..];
         // Fields in number order, as agy writes them.
         if step.payload_field < field::step::ERROR {
-            bytes.bytes(step.payload_field, &step.payload);
+            bytes.bytes(step.payload_field, payload);
         }
         if let Some(error) = &step.error {
             bytes.bytes(field::step::ERROR, error);
         }
         if step.payload_field > field::step::ERROR {
-            bytes.bytes(step.payload_field, &step.payload);
+            bytes.bytes(step.payload_field, payload);
         }
         // The payload is in the step now: kept for the next step's, or given
         // back before the row is written when it is huge.
@@ -351,6 +356,53 @@ impl Conversation {
         let mut blob = bytes.into_bytes();
         io::shed(&mut blob);
         self.step_blob = blob;
+        result
+    }
+
+    /// [`Conversation::write_step`] for a payload built after room for the
+    /// fields before it ([`super::step::head_room`]): those are written into
+    /// that room, right up to the payload, and the step is the buffer from
+    /// there, with the payload never copied.
+    fn write_step_around_payload(
+        &mut self,
+        steps: &mut StepWriter<'_>,
+        step: Step<'_>,
+    ) -> Result<()> {
+        let at = step.payload_at;
+        let mut head = Writer::new();
+        head.varint(field::step::TYPE, step.kind)
+            .varint(field::step::STATUS, step.status)
+            .field_head(field::step::METADATA, step.metadata.len());
+        let mut payload_head = Writer::new();
+        payload_head.field_head(step.payload_field, step.payload.len() - at);
+        let (head, payload_head) = (head.as_bytes(), payload_head.as_bytes());
+        let start = at
+            .checked_sub(head.len() + step.metadata.len() + payload_head.len())
+            .expect("head_room leaves room for the fields before the payload");
+        let mut buf = step.payload;
+        let mut place = start;
+        for part in [head, &step.metadata, payload_head] {
+            buf[place..place + part.len()].copy_from_slice(part);
+            place += part.len();
+        }
+        let mut bytes = Writer::from_vec(buf);
+        if let Some(error) = &step.error {
+            bytes.bytes(field::step::ERROR, error);
+        }
+        let buf = bytes.into_bytes();
+        let result = self.write_row(
+            steps,
+            step.kind,
+            step.status,
+            &step.metadata,
+            step.error.as_deref(),
+            &buf[start..],
+            step.line,
+        );
+        let mut buf = buf;
+        buf.clear();
+        io::shed(&mut buf);
+        self.spare_payload = buf;
         result
     }
 

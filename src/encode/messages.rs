@@ -83,6 +83,7 @@ impl Conversation {
                 error: None,
                 payload_field: bookkeeping.payload_field,
                 payload,
+                payload_at: 0,
                 line: TranscriptLine::new(
                     source::SYSTEM,
                     step_kind,
@@ -181,6 +182,7 @@ impl Conversation {
                 error: None,
                 payload_field: field::step::USER_INPUT,
                 payload: payload.into_bytes(),
+                payload_at: 0,
                 line: TranscriptLine::new(
                     step_source,
                     kind::USER_INPUT,
@@ -329,6 +331,7 @@ impl Conversation {
                 error: None,
                 payload_field: field::step::PLANNER_RESPONSE,
                 payload: planner.into_bytes(),
+                payload_at: 0,
                 line,
             },
         )?;

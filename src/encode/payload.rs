@@ -148,12 +148,12 @@ impl<'a> Carrier<'a> {
     }
 
     /// `(step type, payload field, payload)`, with the call's native
-    /// arguments filling the typed fields agy expects; the payload is built
-    /// in `buf` (emptied first), so its allocation can serve step after step.
-    pub(super) fn encode(self, args: &[(String, Value)], mut buf: Vec<u8>) -> (u64, u32, Vec<u8>) {
+    /// arguments filling the typed fields agy expects; the payload is
+    /// appended to `buf` (the caller's room before it kept), so its
+    /// allocation can serve step after step.
+    pub(super) fn encode(self, args: &[(String, Value)], buf: Vec<u8>) -> (u64, u32, Vec<u8>) {
         let arg = |key: &str| args.iter().find(|(k, _)| k == key).map(|(_, v)| v);
         let arg_str = |key: &str| arg(key).and_then(Value::as_str);
-        buf.clear();
         let mut payload = Writer::from_vec(buf);
         match self {
             Carrier::RunCommand(text) => {

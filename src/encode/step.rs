@@ -23,9 +23,22 @@ pub(super) struct Step<'a> {
     pub(super) metadata: Vec<u8>,
     pub(super) error: Option<Vec<u8>>,
     pub(super) payload_field: u32,
+    /// The payload from byte `payload_at` on; the bytes before it are room
+    /// for the step's first fields ([`head_room`]), or none.
     pub(super) payload: Vec<u8>,
+    pub(super) payload_at: usize,
     /// What the brain transcript says about it.
     pub(super) line: TranscriptLine<'a>,
+}
+
+/// Room for a step's fields before a payload whose field comes first
+/// (type, status, metadata of `metadata_len` bytes, the payload's tag and
+/// length), so that the payload can be built where the step will hold it
+/// and the step written around it, not the payload copied into the step.
+pub(super) fn head_room(metadata_len: usize) -> usize {
+    // Four tags of up to two bytes (type, status, metadata, payload) and
+    // four varints of up to ten (type, status, two lengths).
+    metadata_len + 4 * 2 + 4 * 10
 }
 
 /// CortexStepMetadata with a creation time and a source.
