@@ -95,11 +95,30 @@ impl<'a> Cursor<'a> {
     }
 
     /// A plain non-negative integer that fits a u64.
+    /// A non-negative integer, its digits added up as they are read: a
+    /// listing holds two per entry, and [`Cursor::integer`]'s way (find the
+    /// end, then `str::parse`) took some 150 instructions each.
     fn u64(&mut self) -> Option<u64> {
-        if self.peek()? == b'-' {
+        self.skip_space();
+        let bytes = self.bytes();
+        let start = self.pos;
+        let mut end = start;
+        let mut value = 0u64;
+        while let Some(digit) = bytes.get(end).filter(|b| b.is_ascii_digit()) {
+            value = value
+                .checked_mul(10)?
+                .checked_add(u64::from(digit - b'0'))?;
+            end += 1;
+        }
+        let leading_zero = bytes.get(start) == Some(&b'0') && end - start > 1;
+        if end == start || leading_zero {
             return None;
         }
-        self.integer()
+        if let Some(b'.' | b'e' | b'E') = bytes.get(end) {
+            return None;
+        }
+        self.pos = end;
+        Some(value)
     }
 
     fn integer<T: std::str::FromStr>(&mut self) -> Option<T> {
@@ -414,6 +433,8 @@ mod tests {
         r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"x","size_bytes":1.0}]}]}"#,
         r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"x","size_bytes":-1}]}]}"#,
         r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"x","size_bytes":18446744073709551616}]}]}"#,
+        r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"x","size_bytes":01}]}]}"#,
+        r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"x","num_children": 7 ,"size_bytes":1e3}]}]}"#,
         r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":["a",{"name":"x"}]}]}"#,
         r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"x"},"a"]}]}"#,
         r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":null}]}]}"#,
