@@ -145,7 +145,9 @@ impl<'a> Members<'a> {
     /// The fast path of the [`Deserialize`] below: an object's members, no
     /// members for any other value; `None` for what serde must read.
     fn read(cursor: &mut Cursor<'a>) -> Option<Members<'a>> {
-        let mut members = Vec::new();
+        // A block has some four members: room for them at once, not a
+        // reallocation at the first, second and fifth.
+        let mut members = Vec::with_capacity(4);
         if cursor.peek()? != b'{' {
             cursor.value()?;
             return Some(Members(members));
@@ -487,6 +489,10 @@ fn usage_by_serde(text: &str) -> Tokens {
     }
 }
 
+/// The fields a record is read for: `conversation`, `kind`, `content` and
+/// the seventeen of [`Record::raw_field`].
+const RECORD_FIELDS: usize = 20;
+
 impl<'a> Record<'a> {
     /// Reads a line: by the fast path of [`Record::read_fast`], else by
     /// serde_json, whose reading (or error) then stands.
@@ -510,7 +516,8 @@ impl<'a> Record<'a> {
         let mut record = Record::default();
         // The keys of fields that came, null or not: serde refuses one
         // given twice (and ignores unknown keys, however often they come).
-        let mut seen: Vec<Cow<'a, str>> = Vec::new();
+        // Room for every field a record has, so it is never grown.
+        let mut seen: Vec<Cow<'a, str>> = Vec::with_capacity(RECORD_FIELDS);
         let mut cursor = Cursor::new(text);
         cursor.members(|cursor, key| {
             let slot = match &*key {
