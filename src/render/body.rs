@@ -30,6 +30,8 @@ use crate::stream::spool::Spool;
 const BATCH: usize = 1 << 20;
 /// Batches that may wait in the channel.
 const QUEUE: usize = 4;
+/// The room a held call's bytes start with ([`Held::render`]).
+const HELD_ROOM: usize = 4 << 10;
 
 enum Job {
     Append(Vec<u8>),
@@ -233,7 +235,9 @@ impl Held {
     /// The bytes `render` writes.
     pub fn render(render: impl FnOnce(&mut Out)) -> Held {
         let mut held = Held::default();
-        let mut batch = Vec::new();
+        // Most calls render to a few KiB: room for that at once, not a
+        // reallocation (and a copy) at every doubling from nothing.
+        let mut batch = Vec::with_capacity(HELD_ROOM);
         render(&mut Out::spilling(&mut batch, &mut held));
         held.memory = batch;
         held

@@ -163,7 +163,8 @@ pub fn summary(args: &Members) -> Option<String> {
 /// to know where [`cut`] cuts it: the string can be a command of
 /// megabytes.
 fn first_line(body: &str) -> Option<String> {
-    let mut line = String::new();
+    // Room for as much as is kept, at four bytes a character at most.
+    let mut line = String::with_capacity(body.len().min(4 * (SUMMARY_CHARS + 1)));
     let mut chars = 0;
     for c in super::text::json_chars(body) {
         match c {
