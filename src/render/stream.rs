@@ -16,6 +16,7 @@
 //! only what the cursor is not sure of, and its reading then stands.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -50,6 +51,10 @@ pub struct Record<'a> {
     stop_reason: Option<Raw<'a>>,
     #[serde(borrow, default)]
     usage: Option<Raw<'a>>,
+    /// The usage's counts ([`Record::tokens`]), read once: a turn and the
+    /// header's totals both ask for them.
+    #[serde(skip)]
+    tokens: OnceCell<Tokens>,
     /// An array of blocks; a plain string (the Messages API's shorthand)
     /// counts as one text block.
     #[serde(borrow, default)]
@@ -618,10 +623,12 @@ impl<'a> Record<'a> {
 
     /// The usage counts; keys that are absent or not counts are zero.
     pub fn tokens(&self) -> Tokens {
-        let Some(usage) = self.usage else {
-            return Tokens::default();
-        };
-        usage_in_place(usage.get()).unwrap_or_else(|| usage_by_serde(usage.get()))
+        *self.tokens.get_or_init(|| match self.usage {
+            Some(usage) => {
+                usage_in_place(usage.get()).unwrap_or_else(|| usage_by_serde(usage.get()))
+            }
+            None => Tokens::default(),
+        })
     }
 
     pub fn blocks(&self) -> Vec<Block<'_>> {
