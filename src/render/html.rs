@@ -76,7 +76,13 @@ fn time(out: &mut Vec<u8>, time: Timestamp) {
 /// `Z`, is written as it stands (checked, not reformatted: a page has one
 /// per message); any other valid form is converted.
 fn stream_time(out: &mut Vec<u8>, text: &str) {
-    let Ok(parsed) = Timestamp::parse(text) else {
+    stream_time_read(out, text, Timestamp::parse(text).ok());
+}
+
+/// [`stream_time`] of a timestamp already read as `parsed` (a record's
+/// [`Record::message_time`]).
+fn stream_time_read(out: &mut Vec<u8>, text: &str, parsed: Option<Timestamp>) {
+    let Some(parsed) = parsed else {
         return;
     };
     let b = text.as_bytes();
@@ -352,7 +358,7 @@ impl Page for Html {
             push(out, "</span>");
         }
         if let Some(at) = record.timestamp() {
-            stream_time(out, &at);
+            stream_time_read(out, &at, record.message_time());
         }
         let tokens = record.tokens();
         if !tokens.is_zero() {
@@ -603,7 +609,7 @@ impl Page for Html {
             push(out, "</span>");
         }
         if let Some(at) = record.timestamp() {
-            stream_time(out, &at);
+            stream_time_read(out, &at, record.message_time());
         }
         push(out, "</div>");
         damage_note(out, &damage);

@@ -22,6 +22,7 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
 use crate::stream::json::Cursor;
+use crate::time::Timestamp;
 
 pub use super::raw::Raw;
 
@@ -55,6 +56,10 @@ pub struct Record<'a> {
     /// header's totals both ask for them.
     #[serde(skip)]
     tokens: OnceCell<Tokens>,
+    /// The timestamp read as a time ([`Record::message_time`]), once: a
+    /// turn's heading and the header's first and last times both ask.
+    #[serde(skip)]
+    parsed_time: OnceCell<Option<Timestamp>>,
     /// An array of blocks; a plain string (the Messages API's shorthand)
     /// counts as one text block.
     #[serde(borrow, default)]
@@ -622,6 +627,15 @@ impl<'a> Record<'a> {
     }
 
     /// The usage counts; keys that are absent or not counts are zero.
+    /// The timestamp as a time; `None` when there is none or it is not
+    /// RFC 3339.
+    pub fn message_time(&self) -> Option<Timestamp> {
+        *self.parsed_time.get_or_init(|| {
+            self.timestamp()
+                .and_then(|text| Timestamp::parse(&text).ok())
+        })
+    }
+
     pub fn tokens(&self) -> Tokens {
         *self.tokens.get_or_init(|| match self.usage {
             Some(usage) => {

@@ -51,7 +51,7 @@ impl Summary {
 
     /// Counts one message record, whose blocks are `blocks`.
     pub fn message(&mut self, record: &Record, blocks: &[Block]) {
-        if let Some(time) = record.timestamp().and_then(|t| Timestamp::parse(&t).ok()) {
+        if let Some(time) = record.message_time() {
             self.first = Some(self.first.map_or(time, |f| f.min(time)));
             self.last = Some(self.last.map_or(time, |l| l.max(time)));
         }
