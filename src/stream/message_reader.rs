@@ -270,7 +270,7 @@ impl<'a> Cursor<'a> {
             "signature" => once(&mut f.signature, s.optional_string()),
             "id" => once(&mut f.id, s.string()),
             "name" => once(&mut f.name, s.string()),
-            "input" => once(&mut f.input, s.tree().map(ToolInput::from_value)),
+            "input" => once(&mut f.input, s.tool_input()),
             "tool_use_id" => once(&mut f.tool_use_id, s.string()),
             "content" => once(&mut f.content, s.result_content()),
             "is_error" => once(&mut f.is_error, s.optional_bool()),
@@ -344,6 +344,32 @@ impl<'a> Cursor<'a> {
             _ => self.structured(),
         }
     }
+
+    /// A tool_use block's input as [`ToolInput::from_value`] takes its
+    /// value, an object's members read straight into their list: no map on
+    /// the way, which hashed every key. A repeated key keeps its first
+    /// place and takes its last value, as in a map; an object of more than
+    /// [`Self::INPUT_KEYS`] members, where finding a key again would cost
+    /// too much, is left to serde.
+    fn tool_input(&mut self) -> Option<ToolInput> {
+        if self.peek()? != b'{' {
+            return self.tree().map(ToolInput::Other);
+        }
+        let mut args: Vec<(String, serde_json::Value)> = Vec::new();
+        self.members(|cursor, key| {
+            let value = cursor.tree()?;
+            match args.iter().position(|(k, _)| *k == *key) {
+                Some(at) => args[at].1 = value,
+                None if args.len() == Self::INPUT_KEYS => return None,
+                None => args.push((key.into_owned(), value)),
+            }
+            Some(())
+        })?;
+        Some(ToolInput::Object(args))
+    }
+
+    /// The most members [`Cursor::tool_input`] reads an input of.
+    const INPUT_KEYS: usize = 64;
 
     fn structured(&mut self) -> Option<ResultContent<'a>> {
         Some(ResultContent::from_value(self.tree()?))
@@ -433,7 +459,7 @@ mod tests {
         r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"x","size_bytes":1.0}]}]}"#,
         r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"x","size_bytes":-1}]}]}"#,
         r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"x","size_bytes":18446744073709551616}]}]}"#,
-        r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"x","size_bytes":01}]}]}"#,
+        r#"{"content":[{"type":"tool_use","id":"t","name":"Edit","input":{"a":1,"b":{"a":2,"a":3},"a":[4]}},{"type":"tool_use","id":"u","name":"X","input":"text"},{"type":"tool_use","id":"v","name":"Y","input":{}}]}"#,
         r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"x","num_children": 7 ,"size_bytes":1e3}]}]}"#,
         r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":["a",{"name":"x"}]}]}"#,
         r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"x"},"a"]}]}"#,
@@ -447,6 +473,10 @@ mod tests {
         for line in GOOD {
             check(line, true);
         }
+        // A leading zero, which serde refuses too.
+        let zero = r#"{"content":[{"type":"tool_result","tool_use_id":"l","content":[{"name":"x","size_bytes":01}]}]}"#;
+        check(zero, false);
+        assert!(read_fast(zero.as_bytes()).is_none());
     }
 
     /// Keys a record or block does not define go to serde, and
