@@ -189,6 +189,15 @@ impl<'a> Pretty<'a> {
     }
 }
 
+/// A line break and the indentation of up to [`INDENT_LEVELS`] levels, to
+/// be cut from: one copy per line break instead of a push and a fill.
+const BREAK: [u8; 1 + 2 * INDENT_LEVELS] = {
+    let mut line = [b' '; 1 + 2 * INDENT_LEVELS];
+    line[0] = b'\n';
+    line
+};
+const INDENT_LEVELS: usize = 32;
+
 /// The indented text on its way to a writer: gathered, and handed on a
 /// piece at a time.
 /// `CHUNKED`: handed on a piece at a time; else gathered whole (and the
@@ -225,8 +234,13 @@ impl<const CHUNKED: bool> Pieces<'_, CHUNKED> {
     /// A line break, then two spaces per level.
     #[inline]
     fn newline(&mut self, depth: usize) -> Result<(), Stopped> {
-        self.buf.push(b'\n');
-        self.buf.resize(self.buf.len() + 2 * depth, b' ');
+        match BREAK.get(..1 + 2 * depth) {
+            Some(line) => self.buf.extend_from_slice(line),
+            None => {
+                self.buf.push(b'\n');
+                self.buf.resize(self.buf.len() + 2 * depth, b' ');
+            }
+        }
         if self.full() {
             self.flush(false)?;
         }
