@@ -134,22 +134,24 @@ fn write_escaped(level: Level, out: &mut Vec<u8>, s: &str, table: &EscapeTable, 
     if s.len() <= SHORT {
         return write_short(out, s.as_bytes(), table, unicode);
     }
-    // Escaping twice has no shuffle routine: its own AVX2 loop, or SSE2.
-    let routine = match (table.twice, level) {
-        (true, Level::Ssse3) => Level::Sse2,
-        _ => level,
-    };
     let bytes = s.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        let room = (bytes.len() - i).min(ESCAPE_ROUND) + 128;
+        // Room for the round, and for the padded tail's blocks (at most
+        // three, each up to 32 escapes of 7 bytes and a copy).
+        let room = (bytes.len() - i).min(ESCAPE_ROUND) + 128 + 3 * 256;
         out.reserve(room);
         let dst = &mut out.spare_capacity_mut()[..room];
         // Every routine writes its output from the start of `dst` on, each
         // byte it counts in `n` (some write a few past it, which the next
         // write overwrites or the length leaves out).
-        let (read, mut n) = escape_vectored(routine, &bytes[i..], dst, table, unicode);
+        let (read, mut n) = escape_vectored(level, &bytes[i..], dst, table, unicode);
         i += read;
+        if bytes.len() - i < TAIL {
+            let (read, written) = escape_tail(level, &bytes[i..], &mut dst[n..], table, unicode);
+            i += read;
+            n += written;
+        }
         // Room for a word, or for eight bytes of the longest escape (7).
         while i < bytes.len() && n + 64 <= room {
             if let Some(word) = bytes.get(i..i + 8) {
@@ -170,6 +172,41 @@ fn write_escaped(level: Level, out: &mut Vec<u8>, s: &str, table: &EscapeTable, 
         // (see above), and `n` is within the `room` reserved.
         unsafe { out.set_len(out.len() + n) };
     }
+}
+
+/// The vectored routines stop this many bytes or fewer before the end of
+/// their input (a block reads past itself for its copies).
+const TAIL: usize = 64;
+
+/// Escapes the last bytes of a string, fewer than [`TAIL`], through the
+/// vectored routine too: from a copy padded with spaces (which nothing
+/// escapes, so each pad takes one byte out, after the string's bytes), the
+/// pads' bytes then left out of the count. Most strings end with such a
+/// tail, and a byte at a time through the table it was a tenth of escaping
+/// a brain transcript. Returns the bytes read and written, as
+/// [`escape_vectored`]; when the room runs short before the string's last
+/// byte, what the routine did of whole blocks, the rest left to the caller.
+fn escape_tail(
+    level: Level,
+    tail: &[u8],
+    dst: &mut [MaybeUninit<u8>],
+    table: &EscapeTable,
+    unicode: &[u8],
+) -> (usize, usize) {
+    if tail.is_empty() {
+        return (0, 0);
+    }
+    let mut padded = [b' '; 2 * TAIL];
+    padded[..tail.len()].copy_from_slice(tail);
+    // Whole 32-byte blocks over the tail, and the 32 bytes a block may read
+    // past its start.
+    let len = tail.len().div_ceil(32) * 32 + 32;
+    let (read, written) = escape_vectored(level, &padded[..len], dst, table, unicode);
+    if read < tail.len() {
+        // Only whole blocks of the string's own bytes were read: no pad.
+        return (read, written);
+    }
+    (tail.len(), written - (read - tail.len()))
 }
 
 /// Writes `bytes` at the start of `dst`.
@@ -235,8 +272,9 @@ fn escape_byte(b: u8, dst: &mut [MaybeUninit<u8>], table: &EscapeTable, unicode:
 }
 
 /// Escapes whole blocks of `src` into `dst` while both last, with the
-/// routine of `level` (AVX2 and SSSE3 escape once only); returns the bytes read and written (none at the
-/// scalar level and on other architectures).
+/// routine of `level` for `table` (escaping twice at the SSSE3 level is
+/// SSE2's: the shuffle routine escapes once only); returns the bytes read
+/// and written (none at the scalar level and on other architectures).
 #[cfg(target_arch = "x86_64")]
 fn escape_vectored(
     level: Level,
@@ -252,8 +290,9 @@ fn escape_vectored(
         // the functions touch memory only through slices.
         Level::Avx2 if table.twice => unsafe { escape_twice_avx2(src, dst) },
         Level::Avx2 => unsafe { escape_once_avx2(src, dst) },
-        Level::Ssse3 => unsafe { escape_once_ssse3(src, dst) },
-        Level::Sse2 => unsafe { escape_sse2(src, dst, table, unicode) },
+        // Escaping twice has no shuffle routine: its own AVX2 loop, or SSE2.
+        Level::Ssse3 if !table.twice => unsafe { escape_once_ssse3(src, dst) },
+        Level::Ssse3 | Level::Sse2 => unsafe { escape_sse2(src, dst, table, unicode) },
     }
 }
 
@@ -737,6 +776,31 @@ mod tests {
                     let mut text: String = "abcdefghij".chars().cycle().take(len).collect();
                     text.replace_range(at..at + 1, special.encode_utf8(&mut [0; 4]));
                     every_level_escapes_like_serde_json(&text);
+                }
+            }
+        }
+    }
+
+    /// A padded tail with too little room for all its blocks: whole blocks
+    /// of the string's own bytes are done, the pads never counted.
+    #[test]
+    fn a_tail_short_of_room_does_whole_blocks_only() {
+        let tail = "\"".repeat(TAIL - 1);
+        for level in Level::supported_levels() {
+            for (table, unicode) in [(&ESCAPE_ONCE, &b"\\u00"[..]), (&ESCAPE_TWICE, b"\\\\u00")] {
+                for room in [0, 100, 300, 600, 1000] {
+                    let mut dst = vec![MaybeUninit::new(0u8); room];
+                    let (read, written) =
+                        escape_tail(level, tail.as_bytes(), &mut dst, table, unicode);
+                    assert!(read <= tail.len(), "{level:?} room {room}");
+                    let mut expected = Vec::new();
+                    write_short(&mut expected, &tail.as_bytes()[..read], table, unicode);
+                    let got: Vec<u8> = dst[..written]
+                        .iter()
+                        // SAFETY: every byte of `dst` was initialised.
+                        .map(|b| unsafe { b.assume_init() })
+                        .collect();
+                    assert_eq!(got, expected, "{level:?} room {room}");
                 }
             }
         }
