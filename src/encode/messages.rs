@@ -15,7 +15,7 @@ use crate::stream::message::{self, Block, ImageSource, Usage};
 use crate::time::Timestamp;
 
 use super::conversation::Conversation;
-use super::step::{metadata, Step, StepWriter};
+use super::step::{head_room, metadata, Step, StepWriter};
 use super::transcript::TranscriptLine;
 use super::{join, OpenCall, NAMESPACE};
 
@@ -251,8 +251,42 @@ impl Conversation {
                 })
             })
             .transpose()?;
+        let mut meta = metadata(timestamp, source::MODEL);
+        if let Some(usage) = usage.filter(|u| !u.is_empty()) {
+            use field::usage::*;
+            meta.message(field::metadata::MODEL_USAGE, |m| {
+                for (number, value) in [
+                    (INPUT_TOKENS, usage.input_tokens),
+                    (OUTPUT_TOKENS, usage.output_tokens),
+                    (CACHE_WRITE_TOKENS, usage.cache_creation_input_tokens),
+                    (CACHE_READ_TOKENS, usage.cache_read_input_tokens),
+                ] {
+                    if let Some(v) = value {
+                        m.varint(number, v);
+                    }
+                }
+            });
+        }
+        match model.map(|m| (m, steps::model_enum_value(m))) {
+            Some((_, Some(value))) => {
+                meta.varint(field::metadata::GENERATOR_MODEL, value);
+            }
+            Some((name, None)) => {
+                meta.message(field::metadata::MODEL_INFO, |info| {
+                    info.string(field::metadata::MODEL_INFO_NAME, name);
+                });
+            }
+            None => {}
+        }
+        let meta = meta.into_bytes();
         let idx = self.next_idx;
-        let mut planner = Writer::new();
+        // The payload is built after room for the step's fields before it,
+        // where the step will hold it (as a tool step's is).
+        let mut buf = std::mem::take(&mut self.spare_payload);
+        buf.clear();
+        let payload_at = head_room(meta.len());
+        buf.resize(payload_at, 0);
+        let mut planner = Writer::from_vec(buf);
         if !response.is_empty() {
             planner.string(field::planner::RESPONSE, &response);
         }
@@ -285,34 +319,6 @@ impl Conversation {
             planner.varint(field::planner::STOP_REASON, value);
         }
 
-        let mut meta = metadata(timestamp, source::MODEL);
-        if let Some(usage) = usage.filter(|u| !u.is_empty()) {
-            use field::usage::*;
-            meta.message(field::metadata::MODEL_USAGE, |m| {
-                for (number, value) in [
-                    (INPUT_TOKENS, usage.input_tokens),
-                    (OUTPUT_TOKENS, usage.output_tokens),
-                    (CACHE_WRITE_TOKENS, usage.cache_creation_input_tokens),
-                    (CACHE_READ_TOKENS, usage.cache_read_input_tokens),
-                ] {
-                    if let Some(v) = value {
-                        m.varint(number, v);
-                    }
-                }
-            });
-        }
-        match model.map(|m| (m, steps::model_enum_value(m))) {
-            Some((_, Some(value))) => {
-                meta.varint(field::metadata::GENERATOR_MODEL, value);
-            }
-            Some((name, None)) => {
-                meta.message(field::metadata::MODEL_INFO, |info| {
-                    info.string(field::metadata::MODEL_INFO_NAME, name);
-                });
-            }
-            None => {}
-        }
-
         let mut line = TranscriptLine::new(
             source::MODEL,
             kind::PLANNER_RESPONSE,
@@ -327,11 +333,11 @@ impl Conversation {
             Step {
                 kind: kind::PLANNER_RESPONSE,
                 status: status::DONE,
-                metadata: meta.into_bytes(),
+                metadata: meta,
                 error: None,
                 payload_field: field::step::PLANNER_RESPONSE,
                 payload: planner.into_bytes(),
-                payload_at: 0,
+                payload_at,
                 line,
             },
         )?;
