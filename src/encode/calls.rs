@@ -11,7 +11,7 @@ use crate::time::Timestamp;
 
 use super::conversation::Conversation;
 use super::payload::Carrier;
-use super::step::{head_room, metadata, Step, StepWriter};
+use super::step::{metadata, Step, StepWriter};
 use super::transcript::TranscriptLine;
 use super::OpenCall;
 
@@ -140,10 +140,7 @@ impl Conversation {
         let meta = meta.into_bytes();
         // The payload (a tool's whole output) is built after room for the
         // step's fields before it, where the step will hold it.
-        let mut buf = std::mem::take(&mut self.spare_payload);
-        buf.clear();
-        let payload_at = head_room(meta.len());
-        buf.resize(payload_at, 0);
+        let (buf, payload_at) = self.payload_buffer(meta.len());
         let (step_kind, payload_field, payload) = carrier.encode(args, buf);
         let text = result.map(|(content, _)| content.to_text());
         self.write_step(

@@ -18,7 +18,7 @@ use crate::stream::message::{self, ForkedFrom, InputRecord, Role};
 use crate::stream::record::{self, Cell};
 use crate::time::Timestamp;
 
-use super::step::{metadata, timestamp_fields, Step, StepWriter};
+use super::step::{head_room, metadata, timestamp_fields, Step, StepWriter};
 use super::transcript::{Transcript, TranscriptLine, TRANSCRIPT, TRANSCRIPT_FULL};
 #[cfg(doc)]
 use super::Synth;
@@ -60,7 +60,7 @@ pub(super) struct Conversation {
     /// their allocations: a large tool output would otherwise fault in fresh
     /// pages for each of them at every step that holds one.
     step_blob: Vec<u8>,
-    pub(super) spare_payload: Vec<u8>,
+    spare_payload: Vec<u8>,
     /// The names of the artifacts written back.
     pub(super) artifacts: std::collections::HashSet<String>,
     /// What the steps written tell the conversation's index row, by
@@ -357,6 +357,19 @@ impl Conversation {
         io::shed(&mut blob);
         self.step_blob = blob;
         result
+    }
+
+    /// A buffer to build a step's payload in, where the step will hold it:
+    /// the spare one, holding room for the fields before the payload
+    /// ([`super::step::head_room`]) of a step whose metadata is
+    /// `metadata_len` bytes; with where the payload starts, the step's
+    /// `payload_at`.
+    pub(super) fn payload_buffer(&mut self, metadata_len: usize) -> (Vec<u8>, usize) {
+        let mut buf = std::mem::take(&mut self.spare_payload);
+        buf.clear();
+        let payload_at = head_room(metadata_len);
+        buf.resize(payload_at, 0);
+        (buf, payload_at)
     }
 
     /// [`Conversation::write_step`] for a payload built after room for the

@@ -15,7 +15,7 @@ use crate::stream::message::{self, Block, ImageSource, Usage};
 use crate::time::Timestamp;
 
 use super::conversation::Conversation;
-use super::step::{head_room, metadata, Step, StepWriter};
+use super::step::{metadata, Step, StepWriter};
 use super::transcript::TranscriptLine;
 use super::{join, OpenCall, NAMESPACE};
 
@@ -280,12 +280,8 @@ impl Conversation {
         }
         let meta = meta.into_bytes();
         let idx = self.next_idx;
-        // The payload is built after room for the step's fields before it,
-        // where the step will hold it (as a tool step's is).
-        let mut buf = std::mem::take(&mut self.spare_payload);
-        buf.clear();
-        let payload_at = head_room(meta.len());
-        buf.resize(payload_at, 0);
+        // Built where the step will hold it, as a tool step's payload is.
+        let (buf, payload_at) = self.payload_buffer(meta.len());
         let mut planner = Writer::from_vec(buf);
         if !response.is_empty() {
             planner.string(field::planner::RESPONSE, &response);
