@@ -340,10 +340,7 @@ impl Conversation {
         }
         // The payload is in the step now: kept for the next step's, or given
         // back before the row is written when it is huge.
-        let mut payload = step.payload;
-        payload.clear();
-        io::shed(&mut payload);
-        self.spare_payload = payload;
+        self.keep_payload_buffer(step.payload);
         let result = self.write_row(
             steps,
             step.kind,
@@ -370,6 +367,14 @@ impl Conversation {
         let payload_at = head_room(metadata_len);
         buf.resize(payload_at, 0);
         (buf, payload_at)
+    }
+
+    /// Keeps `buf` as the spare payload buffer for the next step, emptied,
+    /// or gives its allocation back when a huge payload grew it.
+    fn keep_payload_buffer(&mut self, mut buf: Vec<u8>) {
+        buf.clear();
+        io::shed(&mut buf);
+        self.spare_payload = buf;
     }
 
     /// [`Conversation::write_step`] for a payload built after room for the
@@ -412,10 +417,7 @@ impl Conversation {
             &buf[start..],
             step.line,
         );
-        let mut buf = buf;
-        buf.clear();
-        io::shed(&mut buf);
-        self.spare_payload = buf;
+        self.keep_payload_buffer(buf);
         result
     }
 
