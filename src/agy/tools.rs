@@ -158,30 +158,13 @@ fn position(args: &ArgList, key: &str) -> Option<usize> {
 /// Rewrites `args` by `rules` in `direction`, or returns `None` (leaving
 /// `args` untouched) when the call cannot be mapped cleanly.
 fn apply(rules: &[ArgRule], args: &ArgList, direction: Direction) -> Option<ArgList> {
-    let target_keys: fn(&ArgRule) -> [&'static str; 2] = match direction {
-        Direction::ToCommon => ArgRule::common_keys,
-        Direction::ToNative => ArgRule::native_keys,
-    };
-    // A key this call already has under a target name would collide.
-    if rules
-        .iter()
-        .flat_map(target_keys)
-        .any(|key| position(args, key).is_some())
-    {
+    if collides(rules, args, direction) {
         return None;
     }
     let mut out = args.clone();
     for rule in rules {
         match *rule {
-            ArgRule::Rename { native, common } => {
-                let (from, to) = match direction {
-                    Direction::ToCommon => (native, common),
-                    Direction::ToNative => (common, native),
-                };
-                if let Some(i) = position(&out, from) {
-                    out[i].0 = to.to_string();
-                }
-            }
+            ArgRule::Rename { native, common } => rename_key(&mut out, native, common, direction),
             ArgRule::LineRange {
                 start,
                 end,
@@ -253,6 +236,29 @@ fn apply(rules: &[ArgRule], args: &ArgList, direction: Direction) -> Option<ArgL
     Some(out)
 }
 
+/// Whether a key this call already has is one that `rules` would write.
+fn collides(rules: &[ArgRule], args: &ArgList, direction: Direction) -> bool {
+    let target_keys: fn(&ArgRule) -> [&'static str; 2] = match direction {
+        Direction::ToCommon => ArgRule::common_keys,
+        Direction::ToNative => ArgRule::native_keys,
+    };
+    rules
+        .iter()
+        .flat_map(target_keys)
+        .any(|key| position(args, key).is_some())
+}
+
+/// A [`ArgRule::Rename`] applied to `args` where they are.
+fn rename_key(args: &mut ArgList, native: &str, common: &str, direction: Direction) {
+    let (from, to) = match direction {
+        Direction::ToCommon => (native, common),
+        Direction::ToNative => (common, native),
+    };
+    if let Some(i) = position(args, from) {
+        args[i].0 = to.to_string();
+    }
+}
+
 /// A native call as the message stream names it: `(name, arguments)`.
 /// Non-object arguments keep their form; only the name can change, and only
 /// when the tool is mapped.
@@ -263,6 +269,34 @@ pub fn to_common(native_name: &str, args: Option<&ArgList>) -> (String, Option<A
 /// The inverse of [`to_common`].
 pub fn to_native(common_name: &str, args: Option<&ArgList>) -> (String, Option<ArgList>) {
     map(MAPPINGS, common_name, args, Direction::ToNative)
+}
+
+/// [`to_native`] of arguments the caller gives up: the native name and
+/// the arguments mapped, or as they were when the call cannot be mapped
+/// cleanly. A tool whose rules only rename keys (running a command,
+/// writing or editing a file) cannot fail once no key collides, so its
+/// arguments are renamed where they are rather than copied: their values
+/// are often whole files.
+pub fn to_native_owned(common_name: &str, mut args: ArgList) -> (String, ArgList) {
+    let Some(mapping) = by_common(common_name) else {
+        return (common_name.to_string(), args);
+    };
+    let renames_only = (mapping.rules.iter()).all(|rule| matches!(rule, ArgRule::Rename { .. }));
+    if !renames_only {
+        return match apply(mapping.rules, &args, Direction::ToNative) {
+            Some(mapped) => (mapping.native.to_string(), mapped),
+            None => (common_name.to_string(), args),
+        };
+    }
+    if collides(mapping.rules, &args, Direction::ToNative) {
+        return (common_name.to_string(), args);
+    }
+    for rule in mapping.rules {
+        if let ArgRule::Rename { native, common } = *rule {
+            rename_key(&mut args, native, common, Direction::ToNative);
+        }
+    }
+    (mapping.native.to_string(), args)
 }
 
 /// [`to_common`] by another agent's table, whose `native` names are that
@@ -333,6 +367,11 @@ mod tests {
         let (back_name, back) = to_native(&common, Some(&mapped));
         assert_eq!(back_name, name);
         assert_eq!(back.unwrap_or_else(|| mapped.clone()), native);
+        // Mapping arguments given up comes to the same.
+        assert_eq!(
+            to_native_owned(&common, mapped.clone()),
+            (back_name, native)
+        );
         (common, mapped)
     }
 
@@ -407,6 +446,21 @@ mod tests {
         );
         assert_eq!(name, "Read");
         assert!(mapped.is_none());
+        // And for arguments given up, with renames only too.
+        for (name, common) in [
+            ("Read", json!({"file_path": "/a", "AbsolutePath": "/b"})),
+            ("Bash", json!({"command": "ls", "CommandLine": "pwd"})),
+            (
+                "Write",
+                json!({"file_path": "/a", "content": "x", "CodeContent": "y"}),
+            ),
+        ] {
+            let given = args(common);
+            assert_eq!(
+                to_native_owned(name, given.clone()),
+                (name.to_string(), given)
+            );
+        }
     }
 
     #[test]

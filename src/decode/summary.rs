@@ -64,6 +64,21 @@ impl StepFacts {
         facts
     }
 
+    /// The facts of a step its writer built as `kind`, one that says
+    /// nothing more than its kind and time (not a USER_INPUT or a
+    /// CHECKPOINT): the time from its `metadata`, as [`StepFacts::of_step`]
+    /// reads it, without walking the step.
+    pub fn of_built(kind: u64, metadata: &[u8]) -> StepFacts {
+        debug_assert!(!matches!(kind, kind::USER_INPUT | kind::CHECKPOINT));
+        StepFacts {
+            kind,
+            time: wire::Message::new(metadata)
+                .get_message(field::metadata::CREATED_AT)
+                .and_then(super::read_timestamp),
+            ..StepFacts::default()
+        }
+    }
+
     /// The facts of a Step blob, with the `step_type` and `metadata`
     /// columns for a blob that lacks those fields.
     pub fn of_step(step: &[u8], type_column: Option<i64>, metadata: &[u8]) -> StepFacts {

@@ -26,8 +26,7 @@ impl Conversation {
     ) -> Result<OpenCall> {
         let (native_name, arguments_json, native_args) = match input {
             ToolInput::Object(args) => {
-                let (native_name, mapped) = tools::to_native(name, Some(&args));
-                let args = mapped.unwrap_or(args);
+                let (native_name, args) = tools::to_native_owned(name, args);
                 (native_name, message::object_json(&args), Some(args))
             }
             other => (
@@ -39,7 +38,13 @@ impl Conversation {
                 None,
             ),
         };
-        let mut call = Writer::new();
+        // Room for every field at once (a tag and a length of up to ten
+        // bytes each): a call's arguments run to whole files, and growing
+        // the writer from a small message copied them again.
+        let signature_len = signature.map_or(0, |s| s.len() / 2 + 24);
+        let mut call = Writer::with_capacity(
+            id.len() + 2 * native_name.len() + arguments_json.text.len() + signature_len + 4 * 12,
+        );
         call.string(field::tool_call::ID, id)
             .string(field::tool_call::NAME, &native_name)
             .string(field::tool_call::ARGUMENTS_JSON, &arguments_json.text);
@@ -135,7 +140,7 @@ impl Conversation {
                 Carrier::for_result(&call.native_name, steps.generic, content),
             ),
         };
-        let mut meta = metadata(timestamp, source::MODEL);
+        let mut meta = metadata(timestamp, source::MODEL, call.call.len() + 12);
         meta.bytes(field::metadata::TOOL_CALL, &call.call);
         let meta = meta.into_bytes();
         // The payload (a tool's whole output) is built after room for the

@@ -79,7 +79,7 @@ impl Conversation {
             Step {
                 kind: step_kind,
                 status: status::DONE,
-                metadata: metadata(timestamp, source::SYSTEM).into_bytes(),
+                metadata: metadata(timestamp, source::SYSTEM, 0).into_bytes(),
                 error: None,
                 payload_field: bookkeeping.payload_field,
                 payload,
@@ -178,7 +178,7 @@ impl Conversation {
             Step {
                 kind: kind::USER_INPUT,
                 status: status::DONE,
-                metadata: metadata(timestamp, step_source).into_bytes(),
+                metadata: metadata(timestamp, step_source, 0).into_bytes(),
                 error: None,
                 payload_field: field::step::USER_INPUT,
                 payload: payload.into_bytes(),
@@ -251,7 +251,9 @@ impl Conversation {
                 })
             })
             .transpose()?;
-        let mut meta = metadata(timestamp, source::MODEL);
+        // Room for the usage (four counts) and a model's name.
+        let model_len = model.map_or(0, str::len);
+        let mut meta = metadata(timestamp, source::MODEL, 48 + model_len);
         if let Some(usage) = usage.filter(|u| !u.is_empty()) {
             use field::usage::*;
             meta.message(field::metadata::MODEL_USAGE, |m| {

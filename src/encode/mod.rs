@@ -33,10 +33,8 @@ use uuid::Uuid;
 
 use crate::agy::tools::ArgList;
 use crate::error::{Error, Result};
-use crate::store::sqlite;
 use crate::stream::io::Output;
 use crate::stream::message::{InputRecord, ToolInput};
-use crate::stream::record::Column;
 use crate::time::Timestamp;
 
 use conversation::Conversation;
@@ -122,18 +120,15 @@ pub struct Encoder {
     unread: Unread,
     current: Option<Conversation>,
     finished: HashSet<String>,
-    steps_columns: Vec<Column>,
 }
 
 impl Encoder {
     pub fn new(options: Options) -> Encoder {
-        let steps_columns = sqlite::agy_columns("steps");
         Encoder {
             options,
             unread: Unread::default(),
             current: None,
             finished: HashSet::new(),
-            steps_columns,
         }
     }
 
@@ -160,7 +155,6 @@ impl Encoder {
         let conv = self.current.as_mut().expect("a conversation is open");
         let mut steps = StepWriter {
             out,
-            columns: &self.steps_columns,
             generic: self.options.generic,
         };
         match record.kind.as_deref() {
@@ -188,7 +182,6 @@ impl Encoder {
         let id = conv.id.clone();
         let mut steps = StepWriter {
             out,
-            columns: &self.steps_columns,
             generic: self.options.generic,
         };
         conv.finish(&mut steps)?;
@@ -203,7 +196,6 @@ impl Encoder {
 /// the rows and brain transcripts only a whole conversation has.
 pub struct Synth {
     conversation: Conversation,
-    steps_columns: Vec<Column>,
     generic: bool,
 }
 
@@ -213,7 +205,6 @@ impl Synth {
         conversation.onto = true;
         Synth {
             conversation,
-            steps_columns: sqlite::agy_columns("steps"),
             generic,
         }
     }
@@ -224,7 +215,6 @@ impl Synth {
         self.conversation.next_idx = at;
         let mut steps = StepWriter {
             out,
-            columns: &self.steps_columns,
             generic: self.generic,
         };
         self.conversation.message(record, &mut steps)?;
@@ -237,7 +227,6 @@ impl Synth {
         self.conversation.next_idx = at;
         let mut steps = StepWriter {
             out,
-            columns: &self.steps_columns,
             generic: self.generic,
         };
         for call in std::mem::take(&mut self.conversation.open_calls) {

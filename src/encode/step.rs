@@ -4,7 +4,6 @@
 use crate::agy::steps::field;
 use crate::agy::wire::Writer;
 use crate::stream::io::Output;
-use crate::stream::record::Column;
 use crate::time::Timestamp;
 
 use super::transcript::TranscriptLine;
@@ -12,7 +11,6 @@ use super::transcript::TranscriptLine;
 /// Writes step rows; shared by everything that makes a step.
 pub(super) struct StepWriter<'o> {
     pub(super) out: &'o mut Output,
-    pub(super) columns: &'o [Column],
     pub(super) generic: bool,
 }
 
@@ -41,9 +39,12 @@ pub(super) fn head_room(metadata_len: usize) -> usize {
     metadata_len + 4 * 2 + 4 * 10
 }
 
-/// CortexStepMetadata with a creation time and a source.
-pub(super) fn metadata(timestamp: Option<Timestamp>, step_source: u64) -> Writer {
-    let mut meta = Writer::new();
+/// CortexStepMetadata with a creation time and a source, with room for
+/// `more` bytes of fields the caller adds (a tool call), so that adding
+/// them does not grow it.
+pub(super) fn metadata(timestamp: Option<Timestamp>, step_source: u64, more: usize) -> Writer {
+    // A timestamp and a source take at most 30 bytes.
+    let mut meta = Writer::with_capacity(32 + more);
     if let Some(ts) = timestamp {
         meta.message(field::metadata::CREATED_AT, |t| timestamp_fields(t, ts));
     }

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::store::index::{self, IndexRow};
 use crate::store::sqlite::{self, OpenError, Tables};
 use crate::stream::io::Output;
-use crate::stream::record::{self, Cell};
+use crate::stream::record::{self, Cell, RowShape};
 
 /// What to dump and how.
 #[derive(Clone, Debug, Default)]
@@ -386,12 +386,15 @@ pub fn dump_database(source: &dyn Tables, id: &str, out: &mut Output) -> Result<
     let tables = schema.iter().filter(|o| o.object_type == "table");
     let (steps, others): (Vec<_>, Vec<_>) = tables.partition(|o| o.name == "steps");
     for table in others.into_iter().chain(steps) {
+        // Made at the table's first row, from the columns every row has.
+        let mut shape = None;
         source
             .each_row(&table.name, &mut |columns, cells| {
                 if table.name == "steps" {
                     note_damage(columns, cells, &mut damaged);
                 }
-                record::write_row_to(out, id, &table.name, columns, cells.iter().cloned())?;
+                let shape = shape.get_or_insert_with(|| RowShape::new(id, &table.name, columns));
+                shape.write_to(out, cells.iter().cloned())?;
                 out.end_record()
             })
             .map_err(|e| e.context(format!("table {}", table.name)))?;

@@ -49,8 +49,8 @@ pub use read::{
 };
 pub use write::{
     file_part_len, is_blob_affinity, write_cell, write_db, write_file_part,
-    write_file_part_escaped_head, write_index, write_json_cell, write_row, write_row_to,
-    write_schema, Column, FILE_PART, FILE_PART_ESCAPED_END,
+    write_file_part_escaped_head, write_index, write_json_cell, write_row, write_schema, Column,
+    RowShape, FILE_PART, FILE_PART_ESCAPED_END,
 };
 
 use std::borrow::Cow;

@@ -89,7 +89,8 @@ pub struct Column {
     pub blob_affinity: bool,
 }
 
-/// Writes a `row` record. `cells` must line up with `columns`.
+/// Writes a `row` record. `cells` must line up with `columns`. A writer
+/// of many rows of one table holds a [`RowShape`] instead.
 pub fn write_row<'c>(
     out: &mut Vec<u8>,
     conversation: &str,
@@ -97,57 +98,80 @@ pub fn write_row<'c>(
     columns: &[Column],
     cells: impl IntoIterator<Item = Cell<'c>>,
 ) {
-    write_head(out, conversation, "row");
-    out.extend_from_slice(b",\"table\":");
-    json::write_str(out, table);
-    out.extend_from_slice(b",\"row\":{");
-    for (i, (column, cell)) in columns.iter().zip(cells).enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        json::write_str(out, &column.name);
-        out.push(b':');
-        write_cell(out, &cell, column.blob_affinity);
-    }
-    out.extend_from_slice(b"}}\n");
+    RowShape::new(conversation, table, columns).write(out, cells);
 }
 
-/// [`write_row`] into `out`, the hex of a blob over [`HEX_THROUGH_OVER`]
-/// bytes written out as it is made ([`Output::write_hex_str`]) rather than
-/// whole into the buffer: the longest lines of a stream are rows of one
-/// large blob, twice its size, and no writer needs to hold one. The bytes
-/// are the same. The caller ends the record.
-pub fn write_row_to<'c>(
-    out: &mut Output,
-    conversation: &str,
-    table: &str,
-    columns: &[Column],
-    cells: impl IntoIterator<Item = Cell<'c>>,
-) -> Result<()> {
-    let buf = out.buf();
-    write_head(buf, conversation, "row");
-    buf.extend_from_slice(b",\"table\":");
-    json::write_str(buf, table);
-    buf.extend_from_slice(b",\"row\":{");
-    for (i, (column, cell)) in columns.iter().zip(cells).enumerate() {
-        let buf = out.buf();
-        if i > 0 {
-            buf.push(b',');
+/// What every `row` record of one table in one conversation has in
+/// common, escaped once: the head (conversation, kind, table) and each
+/// column's key. agy-dump and agy-encode write a conversation's rows
+/// through one, because escaping the same dozen names again at every row
+/// was 3 % of agy-encode's instructions.
+pub struct RowShape {
+    /// `{"conversation":…,"kind":"row","table":…,"row":{`
+    head: Vec<u8>,
+    /// Each column's `"name":` (after a comma, but for the first) and
+    /// whether it has BLOB affinity.
+    keys: Vec<(Box<[u8]>, bool)>,
+}
+
+impl RowShape {
+    pub fn new(conversation: &str, table: &str, columns: &[Column]) -> RowShape {
+        let mut head = Vec::new();
+        write_head(&mut head, conversation, "row");
+        head.extend_from_slice(b",\"table\":");
+        json::write_str(&mut head, table);
+        head.extend_from_slice(b",\"row\":{");
+        let keys = (columns.iter().enumerate())
+            .map(|(i, column)| {
+                let mut key = Vec::new();
+                if i > 0 {
+                    key.push(b',');
+                }
+                json::write_str(&mut key, &column.name);
+                key.push(b':');
+                (key.into_boxed_slice(), column.blob_affinity)
+            })
+            .collect();
+        RowShape { head, keys }
+    }
+
+    /// Writes a row of `cells`, which must line up with the columns.
+    pub fn write<'c>(&self, out: &mut Vec<u8>, cells: impl IntoIterator<Item = Cell<'c>>) {
+        out.extend_from_slice(&self.head);
+        for ((key, blob_affinity), cell) in self.keys.iter().zip(cells) {
+            out.extend_from_slice(key);
+            write_cell(out, &cell, *blob_affinity);
         }
-        json::write_str(buf, &column.name);
-        buf.push(b':');
-        match &cell {
-            Cell::Blob(bytes) if column.blob_affinity && bytes.len() > HEX_THROUGH_OVER => {
-                out.write_hex_str(bytes)?
+        out.extend_from_slice(b"}}\n");
+    }
+
+    /// [`RowShape::write`] into `out`, the hex of a blob over
+    /// [`HEX_THROUGH_OVER`] bytes written out as it is made
+    /// ([`Output::write_hex_str`]) rather than whole into the buffer: the
+    /// longest lines of a stream are rows of one large blob, twice its size,
+    /// and no writer needs to hold one. The bytes are the same. The caller
+    /// ends the record.
+    pub fn write_to<'c>(
+        &self,
+        out: &mut Output,
+        cells: impl IntoIterator<Item = Cell<'c>>,
+    ) -> Result<()> {
+        out.buf().extend_from_slice(&self.head);
+        for ((key, blob_affinity), cell) in self.keys.iter().zip(cells) {
+            out.buf().extend_from_slice(key);
+            match &cell {
+                Cell::Blob(bytes) if *blob_affinity && bytes.len() > HEX_THROUGH_OVER => {
+                    out.write_hex_str(bytes)?
+                }
+                _ => write_cell(out.buf(), &cell, *blob_affinity),
             }
-            _ => write_cell(buf, &cell, column.blob_affinity),
         }
+        out.buf().extend_from_slice(b"}}\n");
+        Ok(())
     }
-    out.buf().extend_from_slice(b"}}\n");
-    Ok(())
 }
 
-/// Blobs over this many bytes are written by [`write_row_to`] a piece at a
+/// Blobs over this many bytes are written by [`RowShape::write_to`] a piece at a
 /// time; smaller ones, every row of a usual conversation, go into the
 /// buffer whole as before.
 pub const HEX_THROUGH_OVER: usize = 4 << 20;
