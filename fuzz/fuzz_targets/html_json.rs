@@ -3,10 +3,12 @@
 //! every SIMD level this CPU runs. For a body serde_json accepts, it must
 //! be serde_json's reading escaped by plain replacement (`&`, then `<`),
 //! with the counts of that text; for any other body, every level must
-//! write the same and nothing may panic.
+//! write the same and nothing may panic. The plain text escaper
+//! (`html_text_counted`) is held to the same replacement and counts, on
+//! the input as text and on serde_json's reading of it.
 #![no_main]
 
-use agy_tools::render::escape::{html_json_counted_at, Counted};
+use agy_tools::render::escape::{html_json_counted_at, html_text_counted, Counted};
 use agy_tools::stream::simd::Level;
 use libfuzzer_sys::fuzz_target;
 
@@ -18,6 +20,12 @@ fuzz_target!(|data: &[u8]| agy_fuzz::measure(|| run(data)));
 fn run(data: &[u8]) {
     let body = String::from_utf8_lossy(data);
     let decoded: Option<String> = serde_json::from_str(&format!("\"{body}\"")).ok();
+    for text in [Some(body.as_ref()), decoded.as_deref()].into_iter().flatten() {
+        let mut out = Vec::new();
+        let counted = html_text_counted(&mut out, text, PREVIEW_LINES);
+        assert_eq!(out, escaped(text).as_bytes(), "text");
+        assert_eq!(counted, counts(text), "text");
+    }
     let mut first: Option<(Vec<u8>, Counted)> = None;
     for level in Level::supported_levels() {
         let mut out = Vec::new();

@@ -133,19 +133,14 @@ impl<'a> Pretty<'a> {
                 match b {
                     b'"' => {
                         let start = i;
-                        i += 1;
-                        while i < bytes.len() {
-                            match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
-                                Some(at) if bytes[i + at] == b'\\' => i += at + 2,
-                                Some(at) => {
-                                    i += at + 1;
-                                    break;
+                        i = string_end(bytes, i + 1);
+                        match bytes.get(start..start + SHORT) {
+                            Some(from) if i - start <= SHORT => out.push_short(from, i - start)?,
+                            _ => {
+                                for chunk in bytes[start..i].chunks(PIECE) {
+                                    out.push(chunk)?;
                                 }
-                                None => i = bytes.len(),
                             }
-                        }
-                        for chunk in bytes[start..i.min(bytes.len())].chunks(PIECE) {
-                            out.push(chunk)?;
                         }
                         continue;
                     }
@@ -189,6 +184,50 @@ impl<'a> Pretty<'a> {
     }
 }
 
+/// Where the string whose body starts at `bytes[i]` ends: after its
+/// closing quote, or at the end of `bytes`.
+fn string_end(bytes: &[u8], mut i: usize) -> usize {
+    // Most strings are keys and names of a few bytes: looked at eight
+    // bytes at a time here, as memchr2's setup costs more than they do.
+    let short = i + 4 * 8;
+    while i < short {
+        let Some(word) = bytes.get(i..i + 8) else {
+            break;
+        };
+        let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        let found = zero_bytes(word ^ QUOTES) | zero_bytes(word ^ BACKSLASHES);
+        if found == 0 {
+            i += 8;
+            continue;
+        }
+        // The lowest flag is exact (a false one only follows a true one).
+        let at = i + (found.trailing_zeros() / 8) as usize;
+        if bytes[at] == b'"' {
+            return at + 1;
+        }
+        i = at + 2;
+    }
+    while i < bytes.len() {
+        match memchr::memchr2(b'"', b'\\', &bytes[i..]) {
+            Some(at) if bytes[i + at] == b'\\' => i += at + 2,
+            Some(at) => return i + at + 1,
+            None => return bytes.len(),
+        }
+    }
+    i.min(bytes.len())
+}
+
+const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
+const BACKSLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
+
+/// The high bit of each byte of `word` that is zero set, and possibly of
+/// bytes above such a one (a borrow), never below the lowest.
+fn zero_bytes(word: u64) -> u64 {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    word.wrapping_sub(ONES) & !word & HIGHS
+}
+
 /// A line break and the indentation of up to [`INDENT_LEVELS`] levels, to
 /// be cut from: one copy per line break instead of a push and a fill.
 const BREAK: [u8; 1 + 2 * INDENT_LEVELS] = {
@@ -197,6 +236,9 @@ const BREAK: [u8; 1 + 2 * INDENT_LEVELS] = {
     line
 };
 const INDENT_LEVELS: usize = 32;
+
+/// Runs up to this long are copied by [`Pieces::push_short`].
+const SHORT: usize = 32;
 
 /// The indented text on its way to a writer: gathered, and handed on a
 /// piece at a time.
@@ -231,10 +273,30 @@ impl<const CHUNKED: bool> Pieces<'_, CHUNKED> {
         Ok(())
     }
 
+    /// The first `len` bytes of `from` (at most [`SHORT`]): all of `from`
+    /// copied, a move of known size, and the rest cut off again. Most of
+    /// what is indented is short (keys, names, line breaks), and a call to
+    /// copy each was a fifth of indenting a long listing.
+    #[inline]
+    fn push_short(&mut self, from: &[u8], len: usize) -> Result<(), Stopped> {
+        let from: &[u8; SHORT] = from.try_into().expect("SHORT bytes");
+        let at = self.buf.len();
+        self.buf.extend_from_slice(from);
+        self.buf.truncate(at + len);
+        if self.full() {
+            self.flush(false)?;
+        }
+        Ok(())
+    }
+
     /// A line break, then two spaces per level.
     #[inline]
     fn newline(&mut self, depth: usize) -> Result<(), Stopped> {
-        match BREAK.get(..1 + 2 * depth) {
+        let len = 1 + 2 * depth;
+        if len <= SHORT {
+            return self.push_short(&BREAK[..SHORT], len);
+        }
+        match BREAK.get(..len) {
             Some(line) => self.buf.extend_from_slice(line),
             None => {
                 self.buf.push(b'\n');
@@ -359,6 +421,28 @@ mod tests {
                 serde_json::to_string_pretty(&value).unwrap(),
                 "{json}"
             );
+        }
+    }
+
+    /// Strings of every length around the word and short-string bounds,
+    /// with an escaped quote or backslash at every place, and indentation
+    /// around the short-copy bound: as the reference indents them.
+    #[test]
+    fn strings_and_breaks_of_every_length() {
+        for len in 0..80 {
+            for place in 0..=len {
+                for escape in [r#"\""#, r#"\\"#, "é"] {
+                    let body: String = (0..len)
+                        .map(|i| if i == place { escape } else { "x" })
+                        .collect();
+                    let json = format!(r#"{{"k":["{body}",{{"{body}":1}}],"n":false}}"#);
+                    assert_eq!(Pretty::of(&json).whole(), reference(&json), "{json}");
+                }
+            }
+        }
+        for depth in 0..40 {
+            let json = format!("{}\"x\"{}", "[".repeat(depth), "]".repeat(depth));
+            assert_eq!(Pretty::of(&json).whole(), reference(&json), "{depth}");
         }
     }
 
