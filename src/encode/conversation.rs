@@ -479,7 +479,13 @@ impl Conversation {
         // agy-encode's instructions.
         match origin {
             Origin::Built if !matches!(step_kind, kind::USER_INPUT | kind::CHECKPOINT) => {
-                (self.summary).note(idx, &StepFacts::of_built(step_kind, metadata))
+                let facts = StepFacts::of_built(step_kind, metadata);
+                debug_assert_eq!(
+                    facts,
+                    StepFacts::of_step(step_bytes, Some(step_kind as i64), metadata),
+                    "a built step reads back as built"
+                );
+                self.summary.note(idx, &facts)
             }
             _ => (self.summary).step(idx, step_bytes, Some(step_kind as i64), metadata),
         }
