@@ -251,7 +251,8 @@ pub fn html_text_counted(out: &mut Vec<u8>, text: &str, preview_lines: usize) ->
     // Line breaks need counting, not escaping: the runs between escapes
     // are copied whole and their breaks counted at once. Stopping at each
     // break (a copy and a count per line) was most of writing indented
-    // JSON, a line every twenty bytes.
+    // JSON, a line every twenty bytes. (The finder looks for three bytes;
+    // `&` stands in twice.)
     let mut finder = Finder::new(bytes, [b'&', b'<', b'&']);
     let mut start = 0;
     while let Some(at) = finder.next(start) {
