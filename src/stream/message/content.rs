@@ -151,11 +151,16 @@ pub struct ListingEntry<'a> {
 pub const LISTING_KEYS: [&str; 4] = ["name", "is_dir", "num_children", "size_bytes"];
 
 impl Listing<'_> {
-    pub fn is_empty(&self) -> bool {
+    /// Names or entries in the listing.
+    pub fn len(&self) -> usize {
         match self {
-            Listing::Names(names) => names.is_empty(),
-            Listing::Entries(entries) => entries.is_empty(),
+            Listing::Names(names) => names.len(),
+            Listing::Entries(entries) => entries.len(),
         }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The listing `value` stands for, if it has a listing's exact shape:
@@ -322,11 +327,7 @@ impl ResultContent<'_> {
             ResultContent::Text(t) => Cow::Borrowed(t),
             ResultContent::Listing(listing) => {
                 // Room for entries of a typical size, not grown from none.
-                let entries = match listing {
-                    Listing::Names(names) => names.len(),
-                    Listing::Entries(entries) => entries.len(),
-                };
-                let mut out = Vec::with_capacity(64 * entries + 2);
+                let mut out = Vec::with_capacity(64 * listing.len() + 2);
                 listing.write_json(&mut out);
                 Cow::Owned(String::from_utf8(out).expect("JSON text is UTF-8"))
             }
