@@ -3,7 +3,10 @@
 //! be serde_json's string body byte for byte; escaping twice must be
 //! serde_json's escaping of that body; unescaping the input as a string's
 //! body must read what serde_json reads (and refuse what it refuses), and
-//! unescaping what was escaped once must give the text back.
+//! unescaping what was escaped once must give the text back. Unescaping
+//! the input as a whole text (`unescape_text_at`, which takes quotes and
+//! controls as they stand) must read it one character at a time, and as
+//! serde_json does where serde reads it as a string.
 #![no_main]
 
 use agy_tools::stream::json;
@@ -25,6 +28,14 @@ fn run(data: &[u8]) {
         .next()
         .and_then(Result::ok);
     let escaped_body = format!("{once}\"");
+    let whole = serde_json::from_str::<String>(&format!("\"{text}\"")).ok();
+    let walked = [json::LoneSurrogate::Refuse, json::LoneSurrogate::Replace].map(|lone| {
+        let mut walked = String::new();
+        (walk(&text, lone, &mut walked), walked)
+    });
+    if let Some(whole) = &whole {
+        assert_eq!(walked[0], (true, whole.clone()), "walking, against serde");
+    }
     let mut out = Vec::new();
     for level in Level::supported_levels() {
         out.clear();
@@ -46,5 +57,31 @@ fn run(data: &[u8]) {
         let end = json::unescape_body_at(level, &escaped_body, &mut out);
         assert_eq!(end, Some(once.len()), "the escaped text's end at {level:?}");
         assert_eq!(out, text.as_bytes(), "unescaping the escaped at {level:?}");
+        for (lone, walked) in [json::LoneSurrogate::Refuse, json::LoneSurrogate::Replace]
+            .into_iter()
+            .zip(&walked)
+        {
+            let mut read = String::new();
+            let ok = json::unescape_text_at(level, &text, lone, &mut read);
+            assert_eq!(&(ok, read), walked, "a whole text at {level:?}, {lone:?}");
+        }
     }
+}
+
+/// A text's escapes read one character at a time.
+fn walk(text: &str, lone: json::LoneSurrogate, out: &mut String) -> bool {
+    let mut at = 0;
+    while let Some(c) = text[at..].chars().next() {
+        if c != '\\' {
+            out.push(c);
+            at += c.len_utf8();
+            continue;
+        }
+        let Some((c, used)) = json::read_escape(&text[at..], lone) else {
+            return false;
+        };
+        out.push(c);
+        at += used;
+    }
+    true
 }

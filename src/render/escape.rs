@@ -467,19 +467,7 @@ pub fn json_body_text(body: &str) -> Option<Cow<'_, str>> {
 /// bad escape, with what came before it appended. For large tool output:
 /// one pass, into a buffer that is reused.
 pub fn unescape_body_into(body: &str, out: &mut String) -> bool {
-    let bytes = body.as_bytes();
-    let mut start = 0;
-    while let Some(at) = memchr::memchr(b'\\', &bytes[start..]) {
-        let at = start + at;
-        out.push_str(&body[start..at]);
-        let Some((c, used)) = json_escape(&body[at..]) else {
-            return false;
-        };
-        out.push(c);
-        start = at + used;
-    }
-    out.push_str(&body[start..]);
-    true
+    json::unescape_text_at(simd::level(), body, LoneSurrogate::Replace, out)
 }
 
 /// The character of the escape `escape` starts with (a backslash and what

@@ -26,7 +26,9 @@ pub use scan::{
     clean_prefix_len, clean_prefix_len_at, is_simple_str_body, is_simple_str_body_at,
     simple_str_end, simple_str_end_at, simple_str_end_by_walking,
 };
-pub use unescape::{escape_len, read_escape, simple_escape, unescape_body_at, LoneSurrogate};
+pub use unescape::{
+    escape_len, read_escape, simple_escape, unescape_body_at, unescape_text_at, LoneSurrogate,
+};
 
 pub fn write_i64(out: &mut Vec<u8>, v: i64) {
     serde_json::to_writer(out, &v).expect("writing to a Vec cannot fail");

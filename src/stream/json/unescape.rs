@@ -69,6 +69,38 @@ pub fn unescape_body_at(level: Level, body: &str, out: &mut Vec<u8>) -> Option<u
     }
 }
 
+/// Appends the text of `body`, a JSON string's body with no closing quote
+/// in it (the whole of what a string holds, as a tool's output is kept),
+/// to `out`, unescaped, lone surrogates read as `lone` says; `false` at a
+/// bad escape, with the text before it appended. A quote or control
+/// character in `body`, which a string's body cannot hold, is taken as it
+/// stands. With the routines of `level` (which this CPU must run), as
+/// [`unescape_body_at`]: the vectored routine goes as far as it can, an
+/// escape it leaves is read on its own, and it goes on after that.
+pub fn unescape_text_at(level: Level, body: &str, lone: LoneSurrogate, out: &mut String) -> bool {
+    let bytes = body.as_bytes();
+    // SAFETY: what is appended is `body`'s bytes in their order, cut only
+    // at a backslash (ASCII, so between characters), with each escape
+    // replaced by a whole character: `out` is UTF-8 again whenever this
+    // returns, and nothing reads it before.
+    let out = unsafe { out.as_mut_vec() };
+    let mut start = 0;
+    loop {
+        start += unescape_vectored(level, &bytes[start..], out);
+        let Some(at) = memchr::memchr(b'\\', &bytes[start..]) else {
+            out.extend_from_slice(&bytes[start..]);
+            return true;
+        };
+        let at = start + at;
+        out.extend_from_slice(&bytes[start..at]);
+        let Some((c, used)) = read_escape(&body[at..], lone) else {
+            return false;
+        };
+        out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+        start = at + used;
+    }
+}
+
 /// The byte a two-letter escape stands for, given its letter (`n` for
 /// `\n`); `None` for `u` and for what is no escape.
 #[inline]
@@ -307,6 +339,72 @@ mod tests {
         }
         let dense = r#"{\"a\":\"b\\n\",\"c\":[1,2]}"#.repeat(20) + "\"";
         every_level_unescapes_as_serde(&dense);
+    }
+
+    /// [`unescape_text_at`]'s rule one character at a time: the plain
+    /// reference every level is held to.
+    fn unescape_text_by_walking(body: &str, lone: LoneSurrogate, out: &mut String) -> bool {
+        let mut at = 0;
+        while let Some(c) = body[at..].chars().next() {
+            if c != '\\' {
+                out.push(c);
+                at += c.len_utf8();
+                continue;
+            }
+            let Some((c, used)) = read_escape(&body[at..], lone) else {
+                return false;
+            };
+            out.push(c);
+            at += used;
+        }
+        true
+    }
+
+    #[test]
+    fn texts_unescape_at_every_level_as_walking_reads_them() {
+        let plain = "abcdefghijklmnopqrstuvwxyz0123456789 é✓ ";
+        let more = [
+            r"\ud83d\ude00",
+            r"\ud800",
+            r"\x",
+            "\u{1}",
+            r#"""#,
+            r"\u12",
+            "\\",
+        ];
+        let mut read = 0;
+        for special in SHORT_ESCAPES.into_iter().chain(more) {
+            for len in [0, 1, 31, 32, 33, 63, 64, 65, 100, 130] {
+                for at in [0, 1, 31, 32, 33, 63, 64, 65, 100] {
+                    let mut body: String = plain.chars().cycle().take(len).collect();
+                    let at = (0..=at.min(body.len()))
+                        .rev()
+                        .find(|&i| body.is_char_boundary(i))
+                        .unwrap();
+                    body.insert_str(at, special);
+                    for body in [body.clone(), body.clone() + r"\n" + plain, body.repeat(3)] {
+                        for lone in [Refuse, Replace] {
+                            let mut expected = "before".to_string();
+                            let whole = unescape_text_by_walking(&body, lone, &mut expected);
+                            read += usize::from(whole);
+                            for level in Level::supported_levels() {
+                                let mut out = "before".to_string();
+                                let got = unescape_text_at(level, &body, lone, &mut out);
+                                assert_eq!((got, &out), (whole, &expected), "{level:?} {body:?}");
+                            }
+                            // Where serde reads the body as a whole string,
+                            // it reads the same.
+                            if let (Refuse, Some(text)) = (lone, serde(&body)) {
+                                assert!(whole, "{body:?}");
+                                assert_eq!(expected[6..], text, "{body:?}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Both answers were met often.
+        assert!(read > 1000, "{read}");
     }
 
     #[test]
