@@ -23,10 +23,22 @@ pub struct Spool {
     file: Option<File>,
     /// Bytes already moved to `file`.
     on_disk: u64,
+    /// How far the file's blocks are set aside ahead of the writes
+    /// ([`ROOM_AHEAD`]); `None` once the system would not.
+    room: Option<u64>,
     /// The temporary file's path while it still has one (on Unix it is
     /// unlinked as soon as it is open).
     path: Option<PathBuf>,
 }
+
+/// Blocks of the temporary file set aside at a time, ahead of the bytes
+/// that will fill them. ext4 reserves the blocks of each page written past
+/// the end one by one (delayed allocation); a whole range set aside at once
+/// (fallocate, the file's size unchanged) and then filled took a fifth less
+/// system time: 38 ms against 48 ms for 160 MiB written a MiB at a time and
+/// closed, which is agy-render's spooling of the large conversation. 4 MiB
+/// and 64 MiB did as well.
+const ROOM_AHEAD: u64 = 16 << 20;
 
 /// Numbers the temporary files of this process.
 static SPOOLS: AtomicU64 = AtomicU64::new(0);
@@ -87,8 +99,16 @@ impl Spool {
             // nothing is left behind if the process dies.
             self.path = std::fs::remove_file(&path).is_err().then_some(path);
             self.file = Some(file);
+            self.room = Some(0);
         }
+        let end = self.on_disk + (self.buf.len() + more.len()) as u64;
         let file = self.file.as_mut().expect("just created");
+        if let Some(room) = self.room.filter(|&room| room < end) {
+            // Only an economy: where it fails (a file system without it, a
+            // full disk) the writes go on as they would have, and say why.
+            let len = (end - room).max(ROOM_AHEAD);
+            self.room = set_aside(file, room, len).then_some(room + len);
+        }
         // A read of an earlier range may have moved the position.
         file.seek(SeekFrom::End(0)).map_err(io_error)?;
         file.write_all(&self.buf).map_err(io_error)?;
@@ -141,6 +161,24 @@ impl Spool {
     }
 }
 
+/// Sets aside the blocks of `file` at `at..at + len` without changing its
+/// size (so its end stays where the bytes end); whether the system did.
+#[cfg(target_os = "linux")]
+fn set_aside(file: &File, at: u64, len: u64) -> bool {
+    use std::os::fd::AsRawFd;
+    let (Ok(at), Ok(len)) = (libc::off_t::try_from(at), libc::off_t::try_from(len)) else {
+        return false;
+    };
+    // SAFETY: fallocate takes only integers; the descriptor is `file`'s,
+    // open for writing while it is borrowed.
+    unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, at, len) == 0 }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn set_aside(_file: &File, _at: u64, _len: u64) -> bool {
+    false
+}
+
 /// The bytes of a range of a [`Spool`]: first those in its file, then
 /// those in memory.
 struct Located<'a> {
@@ -191,6 +229,39 @@ mod tests {
         // Appending after a read still appends at the end.
         spool.append(b"tail").unwrap();
         assert_eq!(spool.len(), len + 4);
+    }
+
+    #[test]
+    fn blocks_set_aside_ahead_leave_the_end_where_the_bytes_end() {
+        let mut spool = Spool::default();
+        let room = ROOM_AHEAD as usize;
+        // Small pieces up to past the first room, then one longer than a
+        // room, then small pieces again.
+        let data: Vec<u8> = (0..3 * room + 777).map(|i| (i % 253) as u8).collect();
+        let (small, rest) = data.split_at(room + 5000);
+        let (long, tail) = rest.split_at(room + 3);
+        for piece in small.chunks(1 << 20) {
+            spool.append(piece).unwrap();
+        }
+        spool.append(long).unwrap();
+        for piece in tail.chunks(300_001) {
+            spool.append(piece).unwrap();
+        }
+        let file = spool.file.as_ref().unwrap();
+        // The file ends where its bytes do, whatever was set aside after.
+        assert_eq!(file.metadata().unwrap().len(), spool.on_disk);
+        if cfg!(target_os = "linux") {
+            if let Some(room) = spool.room {
+                assert!(room >= spool.on_disk, "{room} {}", spool.on_disk);
+            }
+        }
+        let len = data.len() as u64;
+        let edge = ROOM_AHEAD;
+        for range in [0..len, edge - 9..edge + 9, len - 5..len] {
+            let mut read = Vec::new();
+            spool.read_range(range.clone(), &mut read).unwrap();
+            assert!(read == data[range.start as usize..range.end as usize]);
+        }
     }
 
     #[test]
