@@ -14,6 +14,14 @@
 //! too: such a text is written in pieces, the batch handed over as they
 //! fill it ([`Out::spill`]). Written batches come back to be filled again, so their
 //! pages are not faulted in anew for every batch.
+//!
+//! The spooling thread also renders: a format hands it the rendering of a
+//! large block whose page bytes depend on nothing but the block (a tool's
+//! output as a `<pre>`), with the block's text copied ([`Out::defer`]),
+//! and goes on with the next message. It runs each in turn after the bytes
+//! handed over before it, so the body's bytes keep their order. Spooling
+//! alone left the second core mostly idle while the rendering thread did
+//! everything else; a long tool result was the largest part of that.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::mpsc::{self, Receiver, SyncSender};
@@ -33,8 +41,14 @@ const QUEUE: usize = 4;
 /// The room a held call's bytes start with ([`Held::render`]).
 const HELD_ROOM: usize = 4 << 10;
 
+/// Rendering of a block, done by whichever thread [`Out::defer`] chooses:
+/// it appends the block's page bytes to the buffer it is given.
+pub type Work = Box<dyn FnOnce(&mut Vec<u8>) + Send>;
+
 enum Job {
     Append(Vec<u8>),
+    /// The bytes before, then what the work renders.
+    Render(Vec<u8>, Work),
     /// Hand back the spool of the body so far and start a new one.
     Take(mpsc::Sender<Result<Spool>>),
     /// A spool that has been copied out: its file is closed there.
@@ -136,6 +150,18 @@ impl Bodies {
 pub trait Spill {
     /// Takes `batch` when it is full, leaving it empty.
     fn hand_over(&mut self, batch: &mut Vec<u8>);
+
+    /// Takes `batch` whole and `work` to render after it on another
+    /// thread, leaving `batch` empty; gives `work` back when there is no
+    /// other thread (a held call's bytes are rendered where they are).
+    fn defer(&mut self, _batch: &mut Vec<u8>, work: Work) -> Option<Work> {
+        Some(work)
+    }
+
+    /// Whether [`Spill::defer`] hands work to another thread.
+    fn defers(&self) -> bool {
+        false
+    }
 }
 
 impl Spill for Handoff {
@@ -145,6 +171,29 @@ impl Spill for Handoff {
         if batch.len() < BATCH {
             return;
         }
+        let full = self.swap_out(batch);
+        if self.send(Job::Append(full)).is_err() {
+            self.broken = true;
+        }
+    }
+
+    fn defer(&mut self, batch: &mut Vec<u8>, work: Work) -> Option<Work> {
+        let before = self.swap_out(batch);
+        if self.send(Job::Render(before, work)).is_err() {
+            self.broken = true;
+        }
+        None
+    }
+
+    fn defers(&self) -> bool {
+        true
+    }
+}
+
+impl Handoff {
+    /// `batch`'s bytes, an empty batch (a written one when one has come
+    /// back) left in its place.
+    fn swap_out(&mut self, batch: &mut Vec<u8>) -> Vec<u8> {
         let empty = match self.empties.try_recv() {
             Ok(mut empty) => {
                 empty.clear();
@@ -152,14 +201,9 @@ impl Spill for Handoff {
             }
             Err(_) => Vec::with_capacity(BATCH + BATCH / 4),
         };
-        let full = std::mem::replace(batch, empty);
-        if self.send(Job::Append(full)).is_err() {
-            self.broken = true;
-        }
+        std::mem::replace(batch, empty)
     }
-}
 
-impl Handoff {
     fn send(&mut self, job: Job) -> Result<()> {
         let jobs = self.jobs.as_ref().ok_or_else(gone)?;
         jobs.send(job).map_err(|_| gone())
@@ -199,6 +243,30 @@ impl<'a> Out<'a> {
     pub fn spill(&mut self) {
         if let Some(handoff) = self.handoff.as_deref_mut() {
             handoff.hand_over(self.batch);
+        }
+    }
+
+    /// Whether [`Out::defer`] would hand work to another thread, for a
+    /// caller that must copy what the work reads to hand it over.
+    pub fn defers(&self) -> bool {
+        self.handoff
+            .as_deref()
+            .is_some_and(|handoff| handoff.defers())
+    }
+
+    /// Renders with `work` here, or has the body's spooling thread do it
+    /// after the bytes so far: the page bytes are the same either way, and
+    /// come in the same place. For a block that is large (so that handing
+    /// it over costs little beside rendering it) and not larger than a few
+    /// MiB, since its text waits copied in the queue.
+    pub fn defer(&mut self, work: Work) {
+        let work = match self.handoff.as_deref_mut() {
+            Some(handoff) => handoff.defer(self.batch, work),
+            None => Some(work),
+        };
+        if let Some(work) = work {
+            work(self.batch);
+            self.spill();
         }
     }
 }
@@ -289,8 +357,22 @@ impl Drop for Bodies {
 fn write_bodies(queue: Receiver<Job>, recycle: SyncSender<Vec<u8>>) {
     let mut spool = Spool::default();
     let mut failed: Option<Error> = None;
+    // What deferred work renders, kept for the next.
+    let mut rendered = Vec::new();
     for job in queue {
         match job {
+            Job::Render(before, work) => {
+                rendered.clear();
+                work(&mut rendered);
+                for bytes in [&before, &rendered] {
+                    if failed.is_none() {
+                        if let Err(e) = spool.append(bytes) {
+                            failed = Some(e);
+                        }
+                    }
+                }
+                let _ = recycle.try_send(before);
+            }
             Job::Append(bytes) => {
                 if failed.is_none() {
                     if let Err(e) = spool.append(&bytes) {
@@ -387,5 +469,56 @@ mod tests {
         let mut spool = bodies.take().unwrap();
         assert_eq!(contents(&mut spool), b"second");
         assert_eq!(bodies.take().unwrap().len(), 0);
+    }
+
+    #[test]
+    fn deferred_work_renders_in_its_place() {
+        let mut bodies = Bodies::new().unwrap();
+        let mut expected = Vec::new();
+        let mut out = bodies.out();
+        assert!(out.defers());
+        for i in 0..40usize {
+            let before = format!("<{i}>");
+            out.extend_from_slice(before.as_bytes());
+            expected.extend_from_slice(before.as_bytes());
+            // Work of every size, some longer than a batch, the batch
+            // before it empty or not.
+            let len = (i * i * 7919) % (3 * BATCH);
+            let byte = b'a' + (i % 26) as u8;
+            expected.resize(expected.len() + len, byte);
+            out.defer(Box::new(move |out| out.resize(out.len() + len, byte)));
+            if i % 3 == 0 {
+                let len = out.len();
+                out.resize(len + BATCH, b'-');
+                expected.resize(expected.len() + BATCH, b'-');
+                out.spill();
+            }
+        }
+        bodies.filled().unwrap();
+        let mut spool = bodies.take().unwrap();
+        assert!(contents(&mut spool) == expected);
+    }
+
+    #[test]
+    fn work_is_done_in_place_where_there_is_no_other_thread() {
+        let mut buf = b"a".to_vec();
+        let mut out = Out::memory(&mut buf);
+        assert!(!out.defers());
+        out.defer(Box::new(|out| out.extend_from_slice(b"b")));
+        out.extend_from_slice(b"c");
+        assert_eq!(buf, b"abc");
+        let held = Held::render(|out| {
+            assert!(!out.defers());
+            out.extend_from_slice(b"x");
+            out.defer(Box::new(|out| out.resize(out.len() + 2 * BATCH, b'y')));
+            out.extend_from_slice(b"z");
+        });
+        let mut written = Vec::new();
+        held.write(&mut Out::memory(&mut written)).unwrap();
+        assert_eq!(written.len(), 2 * BATCH + 2);
+        assert_eq!(
+            (written[0], written[1], written[2 * BATCH + 1]),
+            (b'x', b'y', b'z')
+        );
     }
 }

@@ -112,14 +112,30 @@ fn plain_text(out: &mut Out, text: &Text) {
     }
 }
 
-/// A `<pre>` of indented JSON, a long one written in pieces.
+/// A `<pre>` of indented JSON, a long one written in pieces, a large
+/// one rendered by the spooling thread when `out` has one.
 fn json_pre(out: &mut Out, json: &Pretty) {
-    if json.json_len() > markdown::MARKDOWN_LIMIT {
+    let len = json.json_len();
+    if len > markdown::MARKDOWN_LIMIT {
         pretty_pre(out, "json", json);
+    } else if len >= DEFER_AT && out.defers() {
+        let json = json.to_owned_parts();
+        out.defer(Box::new(move |out| {
+            pre(out, "json", Source::Text(&json.whole()))
+        }));
     } else {
         pre(out, "json", Source::Text(&json.whole()));
     }
 }
+
+/// The JSON of a block from which its `<pre>` is rendered by the spooling
+/// thread ([`Out::defer`]), if the block is not long (a [`LongText`] or
+/// JSON over [`markdown::MARKDOWN_LIMIT`] is written in pieces, as it is
+/// made). On the large conversation, a ninth of the tool results, those
+/// of 16 KiB and more, hold nine tenths of their bytes: handed over, they
+/// take a fifth of the rendering off the rendering thread, a job every
+/// few hundred KiB.
+const DEFER_AT: usize = 16 << 10;
 
 /// A relative URL naming the file `name` in the same directory: every byte
 /// but unreserved ones percent-encoded, so a name can be neither a scheme
@@ -553,6 +569,10 @@ impl Page for Html {
             ResultView::Empty => push(out, "<p class=\"note\">(empty)</p>"),
             ResultView::JsonText(body) => match LongText::of_json_body(body) {
                 Some(long) => long_pre(out, "", &long),
+                None if body.len() >= DEFER_AT && out.defers() => {
+                    let body = body.to_string();
+                    out.defer(Box::new(move |out| pre(out, "", Source::Json(&body))));
+                }
                 None => pre(out, "", Source::Json(body)),
             },
             ResultView::File { verb, path } => {
@@ -707,6 +727,70 @@ impl Page for Html {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::render::body::Bodies;
+    use crate::render::calls;
+    use crate::render::raw::Raw;
+    use crate::stream::io::{Captured, Output};
+
+    /// A result rendered into the body, where the spooling thread renders
+    /// the large ones, is what it is rendered as in place.
+    #[test]
+    fn deferred_results_are_rendered_as_in_place() {
+        let html = Html::new();
+        let listing: Vec<_> = (0..3000)
+            .map(|i| serde_json::json!({"name": format!("f{i} & <x>.rs"), "size": i}))
+            .collect();
+        let text: String = (0..2000)
+            .map(|i| format!("line {i} & <b> \"é\"\n"))
+            .collect();
+        let contents = [
+            serde_json::json!(text),
+            serde_json::json!(listing),
+            serde_json::json!("short & <small>"),
+            serde_json::json!(text[..(DEFER_AT - 3)]),
+            serde_json::json!(text[..DEFER_AT + 1]),
+            serde_json::json!([{"type": "text", "text": text}]),
+        ];
+        let raws: Vec<String> = contents.iter().map(|c| c.to_string()).collect();
+        let results = || {
+            raws.iter().map(|raw| ResultOf {
+                name: Some("Bash"),
+                call: Some(1),
+                view: calls::result_view(Raw::of(raw)),
+                is_error: false,
+                damaged: None,
+            })
+        };
+        let mut in_place = Vec::new();
+        for result in results() {
+            html.result(&mut Out::memory(&mut in_place), &result);
+        }
+        let mut bodies = Bodies::new().unwrap();
+        for result in results() {
+            let mut out = bodies.out();
+            assert!(out.defers());
+            html.result(&mut out, &result);
+            bodies.filled().unwrap();
+        }
+        let mut spool = bodies.take().unwrap();
+        let sink = Captured::default();
+        let mut page = Output::captured(&sink);
+        spool.copy_range(0..spool.len(), &mut page).unwrap();
+        page.flush().unwrap();
+        let deferred = sink.take();
+        assert!(
+            deferred == in_place,
+            "{} {}",
+            deferred.len(),
+            in_place.len()
+        );
+        // Every one but the short one was collapsed after its preview, as
+        // a page shows them, the listing indented.
+        let shown = String::from_utf8(in_place).unwrap();
+        assert_eq!(shown.matches("more lines").count(), 5, "{shown:.2000}");
+        assert!(shown.contains("\"name\": \"f2999 &amp; &lt;x>.rs\",\n"));
+    }
 
     #[test]
     fn file_links_stay_in_the_directory() {

@@ -63,6 +63,17 @@ impl<'a> Pretty<'a> {
         Pretty { parts }
     }
 
+    /// The same text, owning its parts: for rendering on another thread.
+    pub fn to_owned_parts(&self) -> Pretty<'static> {
+        Pretty {
+            parts: self
+                .parts
+                .iter()
+                .map(|part| Cow::Owned(part.to_string()))
+                .collect(),
+        }
+    }
+
     /// Bytes of JSON to re-indent.
     pub fn json_len(&self) -> usize {
         self.parts.iter().map(|part| part.len()).sum()
