@@ -278,6 +278,9 @@ impl<'a> Out<'a> {
 /// file) does not wait whole in memory beside the line.
 #[derive(Default)]
 pub struct Held {
+    /// The rendering itself, when it is left for the writing
+    /// ([`Held::later`]).
+    later: Option<Work>,
     /// The bytes, or the last of them when the others are in `spool`.
     memory: Vec<u8>,
     spool: Spool,
@@ -311,8 +314,21 @@ impl Held {
         held
     }
 
+    /// Bytes that `work` renders when they are written: the body's
+    /// spooling thread renders them there ([`Out::defer`]).
+    pub fn later(work: Work) -> Held {
+        Held {
+            later: Some(work),
+            ..Held::default()
+        }
+    }
+
     /// Writes the held bytes to `out`, handed on a batch at a time.
     pub fn write(mut self, out: &mut Out) -> Result<()> {
+        if let Some(work) = self.later.take() {
+            out.defer(work);
+            return Ok(());
+        }
         if let Some(e) = self.error {
             return Err(e);
         }

@@ -118,7 +118,10 @@ impl Conversation {
             match block {
                 Block::ToolUse { id, name, input } => {
                     self.calls += 1;
-                    let rendered = Held::render(|out| page.call(out, name, *input));
+                    let rendered = match page.call_later(name, *input) {
+                        Some(work) => Held::later(work),
+                        None => Held::render(|out| page.call(out, name, *input)),
+                    };
                     self.held.push(HeldCall {
                         id: id.to_string(),
                         name: name.to_string(),

@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 use std::ops::ControlFlow;
 
-use super::body::Out;
+use super::body::{Out, Work};
 use super::calls::{self, CallView, ResultView};
 use super::csp;
 use super::diff::{Diff, Line};
@@ -126,6 +126,47 @@ fn json_pre(out: &mut Out, json: &Pretty) {
     } else {
         pre(out, "json", Source::Text(&json.whole()));
     }
+}
+
+/// A tool call: its head and how its input shows ([`calls::show`]).
+fn call(out: &mut Out, name: &str, input: Raw<'_>) {
+    push(out, "<div class=\"call\"><div class=\"tool-head\">");
+    element(out, "span", "tool-name", name);
+    let (view, head) = calls::show(name, input);
+    if let Some(head) = head {
+        element(out, "code", "", &head);
+    }
+    push(out, "</div>");
+    match &view {
+        CallView::Edit {
+            path,
+            edits,
+            rest: others,
+        } => {
+            for edit in edits {
+                diff(
+                    out,
+                    path.as_deref(),
+                    &Diff::of(edit.old, edit.new),
+                    edit.replace_all,
+                );
+            }
+            rest(out, others);
+        }
+        CallView::Write {
+            content,
+            rest: others,
+            ..
+        } => {
+            match content {
+                Text::Read(content) => pre(out, "file", Source::Text(content)),
+                Text::Long(long) => long_pre(out, "file", long),
+            }
+            rest(out, others);
+        }
+        CallView::Json(json) => json_pre(out, json),
+    }
+    push(out, "</div>\n");
 }
 
 /// The JSON of a block from which its `<pre>` is rendered by the spooling
@@ -502,43 +543,18 @@ impl Page for Html {
     }
 
     fn call(&self, out: &mut Out, name: &str, input: Raw<'_>) {
-        push(out, "<div class=\"call\"><div class=\"tool-head\">");
-        element(out, "span", "tool-name", name);
-        let (view, head) = calls::show(name, input);
-        if let Some(head) = head {
-            element(out, "code", "", &head);
+        call(out, name, input);
+    }
+
+    fn call_later(&self, name: &str, input: Raw<'_>) -> Option<Work> {
+        let len = input.get().len();
+        if !(DEFER_AT..=markdown::MARKDOWN_LIMIT).contains(&len) {
+            return None;
         }
-        push(out, "</div>");
-        match &view {
-            CallView::Edit {
-                path,
-                edits,
-                rest: others,
-            } => {
-                for edit in edits {
-                    diff(
-                        out,
-                        path.as_deref(),
-                        &Diff::of(edit.old, edit.new),
-                        edit.replace_all,
-                    );
-                }
-                rest(out, others);
-            }
-            CallView::Write {
-                content,
-                rest: others,
-                ..
-            } => {
-                match content {
-                    Text::Read(content) => pre(out, "file", Source::Text(content)),
-                    Text::Long(long) => long_pre(out, "file", long),
-                }
-                rest(out, others);
-            }
-            CallView::Json(json) => json_pre(out, json),
-        }
-        push(out, "</div>\n");
+        let (name, input) = (name.to_string(), input.to_owned_raw());
+        Some(Box::new(move |buf| {
+            call(&mut Out::memory(buf), &name, input.get())
+        }))
     }
 
     fn result(&self, out: &mut Out, result: &ResultOf) {
@@ -728,10 +744,20 @@ impl Page for Html {
 mod tests {
     use super::*;
 
-    use crate::render::body::Bodies;
+    use crate::render::body::{Bodies, Held};
     use crate::render::calls;
     use crate::render::raw::Raw;
     use crate::stream::io::{Captured, Output};
+    use crate::stream::spool::Spool;
+
+    /// A spool's bytes.
+    fn contents(spool: &mut Spool) -> Vec<u8> {
+        let sink = Captured::default();
+        let mut page = Output::captured(&sink);
+        spool.copy_range(0..spool.len(), &mut page).unwrap();
+        page.flush().unwrap();
+        sink.take()
+    }
 
     /// A result rendered into the body, where the spooling thread renders
     /// the large ones, is what it is rendered as in place.
@@ -790,6 +816,60 @@ mod tests {
         let shown = String::from_utf8(in_place).unwrap();
         assert_eq!(shown.matches("more lines").count(), 5, "{shown:.2000}");
         assert!(shown.contains("\"name\": \"f2999 &amp; &lt;x>.rs\",\n"));
+    }
+
+    /// A call rendered later by the spooling thread, as a large one is, is
+    /// what it is rendered as in place.
+    #[test]
+    fn calls_rendered_later_are_rendered_as_in_place() {
+        let html = Html::new();
+        let text: String = (0..3000)
+            .map(|i| format!("line {i} & <b> \"é\"\n"))
+            .collect();
+        let edited = text.replace("line 1", "LINE 1");
+        let inputs = [
+            (
+                "Write",
+                serde_json::json!({"file_path": "/w/a.txt", "content": text}),
+            ),
+            (
+                "Edit",
+                serde_json::json!({"file_path": "/w/a.txt", "old_string": text, "new_string": edited}),
+            ),
+            (
+                "Bash",
+                serde_json::json!({"command": text, "description": "long"}),
+            ),
+            ("Bash", serde_json::json!({"command": "ls & <x>"})),
+        ];
+        let raws: Vec<(&str, String)> = inputs.iter().map(|(n, i)| (*n, i.to_string())).collect();
+        let mut in_place = Vec::new();
+        let mut bodies = Bodies::new().unwrap();
+        let mut later = 0;
+        for (name, raw) in &raws {
+            let input = Raw::of(raw).unwrap();
+            html.call(&mut Out::memory(&mut in_place), name, input);
+            let held = match html.call_later(name, input) {
+                Some(work) => {
+                    later += 1;
+                    Held::later(work)
+                }
+                None => Held::render(|out| html.call(out, name, input)),
+            };
+            held.write(&mut bodies.out()).unwrap();
+            bodies.filled().unwrap();
+        }
+        assert_eq!(later, 3);
+        let deferred = contents(&mut bodies.take().unwrap());
+        assert!(
+            deferred == in_place,
+            "{} {}",
+            deferred.len(),
+            in_place.len()
+        );
+        let shown = String::from_utf8(in_place).unwrap();
+        // The Edit shows as a diff, its changed lines escaped.
+        assert!(shown.contains("<span class=\"add\">+LINE 1 &amp; &lt;b&gt;"));
     }
 
     #[test]

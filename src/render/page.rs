@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use super::body::Out;
+use super::body::{Out, Work};
 use super::calls::ResultView;
 use super::entry::Entry;
 use super::stream::{Block, Media, Members, Raw, Record};
@@ -76,6 +76,13 @@ pub trait Page {
     /// call was not seen) and its result.
     fn tool_start(&self, out: &mut Vec<u8>, number: Option<u64>);
     fn call(&self, out: &mut Out, name: &str, input: Raw<'_>);
+    /// [`Page::call`] as work for [`Out::defer`], with what it reads
+    /// copied, when the format renders calls so and this one is worth it
+    /// (large, not so large that its copy would matter); `None` to render
+    /// it in place.
+    fn call_later(&self, _name: &str, _input: Raw<'_>) -> Option<Work> {
+        None
+    }
     fn result(&self, out: &mut Out, result: &ResultOf);
     /// In place of the result of a call that got none.
     fn no_result(&self, out: &mut Vec<u8>);

@@ -34,6 +34,22 @@ impl<'a> Raw<'a> {
     pub fn get(self) -> &'a str {
         self.0
     }
+
+    /// The value's text copied, to be read elsewhere (on another thread)
+    /// without checking it again.
+    pub fn to_owned_raw(self) -> OwnedRaw {
+        OwnedRaw(self.0.to_string())
+    }
+}
+
+/// A [`Raw`] that owns its text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnedRaw(String);
+
+impl OwnedRaw {
+    pub fn get(&self) -> Raw<'_> {
+        Raw(&self.0)
+    }
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
