@@ -6,7 +6,8 @@
 //! file per conversation plus an index.
 //!
 //! Memory is bounded by the largest message: a conversation's body goes to
-//! a spool as it is read ([`body`], on a second thread), and the header,
+//! a spool as it is read ([`body`], on a second thread, which also renders
+//! the large tool calls and results handed to it), and the header,
 //! which needs the meta record that comes last, is written before it at the
 //! end. The alternative, writing the header last and lifting it into place
 //! with CSS, would save writing the body twice, but leaves the header last
@@ -20,7 +21,8 @@
 //! binary can exit 1 after writing everything it could.
 //!
 //! The parts: [`stream`] reads records leniently, [`conversation`] walks a
-//! conversation, [`body`] spools its bytes, [`page`] is what a format
+//! conversation, [`body`] spools its bytes (and renders what is handed
+//! over), [`page`] is what a format
 //! writes, [`html`] and [`md`] are the formats ([`pre`] the HTML `<pre>`
 //! that collapses), [`markdown`] renders and sanitises Markdown text,
 //! [`text`] is a text block's text (a long one read in pieces), [`raw`] a
