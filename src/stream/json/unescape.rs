@@ -309,9 +309,30 @@ mod tests {
         }
     }
 
+    /// Bodies of plain text (ASCII and longer characters) with one of
+    /// `SHORT_ESCAPES` or `more` put in at each place about the 32- and
+    /// 64-byte edges the vectored routines cut at, for lengths about them.
+    fn bodies_with_each(more: &[&str]) -> Vec<String> {
+        let plain = "abcdefghijklmnopqrstuvwxyz0123456789 é✓ ";
+        let mut bodies = Vec::new();
+        for special in SHORT_ESCAPES.iter().chain(more) {
+            for len in [0, 1, 31, 32, 33, 63, 64, 65, 100, 130] {
+                for at in [0, 1, 31, 32, 33, 63, 64, 65, 100] {
+                    let mut body: String = plain.chars().cycle().take(len).collect();
+                    let at = (0..=at.min(body.len()))
+                        .rev()
+                        .find(|&i| body.is_char_boundary(i))
+                        .unwrap();
+                    body.insert_str(at, special);
+                    bodies.push(body);
+                }
+            }
+        }
+        bodies
+    }
+
     #[test]
     fn bodies_unescape_as_serde_reads_them() {
-        let plain = "abcdefghijklmnopqrstuvwxyz0123456789 é✓ ";
         let more = [
             r"\ud83d\ude00",
             r"\ud800",
@@ -321,21 +342,11 @@ mod tests {
             r#"""#,
             r"\u12",
         ];
-        for special in SHORT_ESCAPES.into_iter().chain(more) {
-            for len in [0, 1, 31, 32, 33, 63, 64, 65, 100, 130] {
-                for at in [0, 1, 31, 32, 33, 63, 64, 65, 100] {
-                    let mut body: String = plain.chars().cycle().take(len).collect();
-                    let at = (0..=at.min(body.len()))
-                        .rev()
-                        .find(|&i| body.is_char_boundary(i))
-                        .unwrap();
-                    body.insert_str(at, special);
-                    every_level_unescapes_as_serde(&(body.clone() + "\" tail"));
-                    every_level_unescapes_as_serde(&(body.clone() + "\\n\""));
-                    // No closing quote.
-                    every_level_unescapes_as_serde(&body);
-                }
-            }
+        for body in bodies_with_each(&more) {
+            every_level_unescapes_as_serde(&(body.clone() + "\" tail"));
+            every_level_unescapes_as_serde(&(body.clone() + "\\n\""));
+            // No closing quote.
+            every_level_unescapes_as_serde(&body);
         }
         let dense = r#"{\"a\":\"b\\n\",\"c\":[1,2]}"#.repeat(20) + "\"";
         every_level_unescapes_as_serde(&dense);
@@ -373,32 +384,22 @@ mod tests {
             "\\",
         ];
         let mut read = 0;
-        for special in SHORT_ESCAPES.into_iter().chain(more) {
-            for len in [0, 1, 31, 32, 33, 63, 64, 65, 100, 130] {
-                for at in [0, 1, 31, 32, 33, 63, 64, 65, 100] {
-                    let mut body: String = plain.chars().cycle().take(len).collect();
-                    let at = (0..=at.min(body.len()))
-                        .rev()
-                        .find(|&i| body.is_char_boundary(i))
-                        .unwrap();
-                    body.insert_str(at, special);
-                    for body in [body.clone(), body.clone() + r"\n" + plain, body.repeat(3)] {
-                        for lone in [Refuse, Replace] {
-                            let mut expected = "before".to_string();
-                            let whole = unescape_text_by_walking(&body, lone, &mut expected);
-                            read += usize::from(whole);
-                            for level in Level::supported_levels() {
-                                let mut out = "before".to_string();
-                                let got = unescape_text_at(level, &body, lone, &mut out);
-                                assert_eq!((got, &out), (whole, &expected), "{level:?} {body:?}");
-                            }
-                            // Where serde reads the body as a whole string,
-                            // it reads the same.
-                            if let (Refuse, Some(text)) = (lone, serde(&body)) {
-                                assert!(whole, "{body:?}");
-                                assert_eq!(expected[6..], text, "{body:?}");
-                            }
-                        }
+        for body in bodies_with_each(&more) {
+            for body in [body.clone(), body.clone() + r"\n" + plain, body.repeat(3)] {
+                for lone in [Refuse, Replace] {
+                    let mut expected = "before".to_string();
+                    let whole = unescape_text_by_walking(&body, lone, &mut expected);
+                    read += usize::from(whole);
+                    for level in Level::supported_levels() {
+                        let mut out = "before".to_string();
+                        let got = unescape_text_at(level, &body, lone, &mut out);
+                        assert_eq!((got, &out), (whole, &expected), "{level:?} {body:?}");
+                    }
+                    // Where serde reads the body as a whole string, it
+                    // reads the same.
+                    if let (Refuse, Some(text)) = (lone, serde(&body)) {
+                        assert!(whole, "{body:?}");
+                        assert_eq!(expected[6..], text, "{body:?}");
                     }
                 }
             }
