@@ -275,7 +275,8 @@ impl<'a> Out<'a> {
 /// they are fewer than a batch (most calls), else a batch at a time into a
 /// [`Spool`] (a MiB in memory, then a temporary file), so that a call
 /// about as long as its line (a large input, an Edit rewriting a large
-/// file) does not wait whole in memory beside the line.
+/// file) does not wait whole in memory beside the line. Or, for a call
+/// the format hands over ([`Held::later`]), its rendering still to do.
 #[derive(Default)]
 pub struct Held {
     /// The rendering itself, when it is left for the writing

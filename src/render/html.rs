@@ -118,7 +118,7 @@ fn json_pre(out: &mut Out, json: &Pretty) {
     let len = json.json_len();
     if len > markdown::MARKDOWN_LIMIT {
         pretty_pre(out, "json", json);
-    } else if len >= DEFER_AT && out.defers() {
+    } else if handed_over(len) && out.defers() {
         let json = json.to_owned_parts();
         out.defer(Box::new(move |out| {
             pre(out, "json", Source::Text(&json.whole()))
@@ -169,13 +169,19 @@ fn call(out: &mut Out, name: &str, input: Raw<'_>) {
     push(out, "</div>\n");
 }
 
-/// The JSON of a block from which its `<pre>` is rendered by the spooling
-/// thread ([`Out::defer`]), if the block is not long (a [`LongText`] or
-/// JSON over [`markdown::MARKDOWN_LIMIT`] is written in pieces, as it is
-/// made). On the large conversation, a ninth of the tool results, those
-/// of 16 KiB and more, hold nine tenths of their bytes: handed over, they
-/// take a fifth of the rendering off the rendering thread, a job every
-/// few hundred KiB.
+/// Whether a block of `len` bytes of JSON (a tool call's input, a result)
+/// is rendered by the spooling thread ([`Out::defer`]) when the body has
+/// one: large enough that handing it over costs little beside rendering
+/// it, and not over [`markdown::MARKDOWN_LIMIT`] (a longer one is written
+/// in pieces as it is made, and its copy would wait in the queue). On the
+/// large conversation a ninth of the tool results, those of 16 KiB and
+/// more, hold nine tenths of their bytes; 21 of 4,700 calls hold 83 % of
+/// theirs.
+fn handed_over(len: usize) -> bool {
+    (DEFER_AT..=markdown::MARKDOWN_LIMIT).contains(&len)
+}
+
+/// The fewest bytes [`handed_over`] hands over.
 const DEFER_AT: usize = 16 << 10;
 
 /// A relative URL naming the file `name` in the same directory: every byte
@@ -547,8 +553,7 @@ impl Page for Html {
     }
 
     fn call_later(&self, name: &str, input: Raw<'_>) -> Option<Work> {
-        let len = input.get().len();
-        if !(DEFER_AT..=markdown::MARKDOWN_LIMIT).contains(&len) {
+        if !handed_over(input.get().len()) {
             return None;
         }
         let (name, input) = (name.to_string(), input.to_owned_raw());
@@ -585,7 +590,7 @@ impl Page for Html {
             ResultView::Empty => push(out, "<p class=\"note\">(empty)</p>"),
             ResultView::JsonText(body) => match LongText::of_json_body(body) {
                 Some(long) => long_pre(out, "", &long),
-                None if body.len() >= DEFER_AT && out.defers() => {
+                None if handed_over(body.len()) && out.defers() => {
                     let body = body.to_string();
                     out.defer(Box::new(move |out| pre(out, "", Source::Json(&body))));
                 }
