@@ -150,9 +150,27 @@ fn one_unreadable_conversation_does_not_stop_the_others() {
         "{err}"
     );
     assert!(
-        err.contains("(cut short; its records so far are in the output)"),
+        err.contains(
+            "(cut short; its records so far are in the output, closed by an end record that says so)"
+        ),
         "{err}"
     );
+    // b's records end with an end record that says it is not whole, and
+    // why; a and c end with whole ones.
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let ends: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("\"kind\":\"end\""))
+        .collect();
+    assert_eq!(ends.len(), 3, "{ends:?}");
+    assert!(
+        ends[1].starts_with("{\"conversation\":\"b\",\"kind\":\"end\",\"whole\":false,\"error\":\"table steps: database disk image is malformed"),
+        "{}",
+        ends[1]
+    );
+    for end in [ends[0], ends[2]] {
+        assert!(end.contains("\"whole\":true,\"brain\":\"read\""), "{end}");
+    }
     assert!(
         err.contains("d.db: ") && err.contains("(not dumped)"),
         "{err}"

@@ -154,7 +154,17 @@ fn stream_shape_follows_the_contract() {
     let first_file = kinds.iter().position(|k| *k == "file").unwrap();
     assert!(kinds[1..first_row].iter().all(|k| *k == "schema"));
     assert!(kinds[first_row..first_file].iter().all(|k| *k == "row"));
-    assert!(kinds[first_file..].iter().all(|k| *k == "file"));
+    let last = kinds.len() - 1;
+    assert!(kinds[first_file..last].iter().all(|k| *k == "file"));
+    // The end record closes the conversation and counts what came before.
+    assert_eq!(kinds[last], "end");
+    let end = &records[last];
+    assert_eq!(end["whole"], true);
+    assert_eq!(end["brain"], "read");
+    assert_eq!(end["schema"], first_row as u64 - 1);
+    assert_eq!(end["files"], (last - first_file) as u64);
+    let steps = kinds.len() - records.iter().filter(|r| r["table"] != "steps").count();
+    assert_eq!(end["rows"]["steps"], steps as u64);
     assert!(records.iter().all(|r| r["conversation"] == ID));
     // steps rows come after every other table's rows.
     let tables: Vec<&str> = records[first_row..first_file]
@@ -201,7 +211,7 @@ fn stream_shape_follows_the_contract() {
     assert_eq!(future["row"]["t"], serde_json::json!({"blob": "deadbeef"}));
     assert_eq!(future["row"]["b"], "deadbeef");
     // Files: sorted bytewise, text when UTF-8, hex otherwise.
-    let paths: Vec<&str> = records[first_file..]
+    let paths: Vec<&str> = records[first_file..last]
         .iter()
         .map(|r| r["path"].as_str().unwrap())
         .collect();

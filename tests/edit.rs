@@ -174,7 +174,7 @@ fn a_fork_copies_the_steps_up_to_the_cut_and_is_its_own() {
             ("row", "steps") => *n <= 5,
             ("row", "gen_metadata") => *n <= 1,
             ("row", "trajectory_meta" | "trajectory_metadata_blob") => false,
-            ("index", _) | ("file", _) => false,
+            ("index", _) | ("file", _) | ("end", _) => false,
             _ => true,
         };
         if kept {
@@ -380,7 +380,7 @@ fn a_rewind_removes_the_turns_and_rotates_the_trajectory() {
         let same = match (kind.as_str(), what.as_str()) {
             ("row", "steps") => *n <= 5,
             ("row", "gen_metadata") => *n <= 1,
-            ("row", "trajectory_meta") | ("index", _) => false,
+            ("row", "trajectory_meta") | ("index", _) | ("end", _) => false,
             ("file", path) => !path.contains("/logs/"),
             _ => true,
         };
@@ -390,6 +390,11 @@ fn a_rewind_removes_the_turns_and_rotates_the_trajectory() {
     }
     assert_eq!(the_only(&rewound, "row", Some("steps")).len(), 6);
     assert_eq!(the_only(&rewound, "row", Some("gen_metadata")).len(), 2);
+    // Its end record counts what the rewind wrote, not what came in.
+    let end = &the_only(&rewound, "end", None)[0];
+    assert_eq!(end["whole"], true);
+    assert_eq!(end["rows"]["steps"], 6);
+    assert_eq!(end["rows"]["gen_metadata"], 2);
     let trajectory = the_only(&rewound, "row", Some("trajectory_meta"))[0]["row"]["trajectory_id"]
         .as_str()
         .unwrap()

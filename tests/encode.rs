@@ -203,8 +203,14 @@ fn rows_are_a_complete_conversation() {
             "index",
             "file .system_generated/logs/transcript.jsonl",
             "file .system_generated/logs/transcript_full.jsonl",
+            "end",
         ]
         .map(String::from),
+    );
+    let end = records.last().unwrap();
+    assert_eq!(
+        serde_json::to_string(end).unwrap(),
+        r#"{"conversation":"conv-2","kind":"end","whole":true,"brain":"read","schema":9,"rows":{"steps":2,"trajectory_meta":1,"trajectory_metadata_blob":1},"index":1,"files":2}"#
     );
     // The title "hi" is what agy-decode derives from the first user text,
     // so it costs no checkpoint step.

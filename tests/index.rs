@@ -253,7 +253,7 @@ fn a_stream_without_a_row_brings_a_stale_row_up_to_date_and_invents_none() {
         .map(|l| format!("{l}\n"))
         .collect::<String>()
         .into_bytes();
-    let out = pack(&root, &["--force"], &stream);
+    let out = pack(&root, &["--force"], &support::recount(&stream));
     assert!(out.status.success(), "{}", stderr(&out));
     let row = idx::row(&root, A).unwrap();
     assert_eq!(idx::cell(&row, "step_count"), Value::Integer(5));
@@ -501,7 +501,7 @@ fn an_unreadable_index_is_named_and_the_conversations_still_dumped() {
     let dst = s.join("dst");
     std::fs::create_dir_all(&dst).unwrap();
     std::fs::copy(idx::path(&root), idx::path(&dst)).unwrap();
-    let out = pack(&dst, &[], with_row.as_bytes());
+    let out = pack(&dst, &[], &support::recount(with_row.as_bytes()));
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(

@@ -167,10 +167,14 @@ fn next_run(root: &Path, id: &str) -> String {
         &steps::metadata(1, 1),
         &Msg::new().varint(1, 14),
     );
+    // An end record without counts: whole, nothing more said.
+    let end = format!(
+        "{{\"conversation\":\"{id}\",\"kind\":\"end\",\"whole\":true,\"brain\":\"read\"}}\n"
+    );
     let out = run(
         "agy-pack",
         &["--root", root.to_str().unwrap()],
-        line.as_bytes(),
+        format!("{}\n{end}", line.trim_end()).as_bytes(),
     );
     assert!(out.status.success(), "{}", stderr(&out));
     stderr(&out)

@@ -124,6 +124,10 @@ fn operation(args: Args) -> Result<(Operation, Vec<std::ffi::OsString>)> {
                 (None, Some(n)) => Cut::Turns(n),
                 _ => return Err(Error::usage("fork needs one of --at STEP and --turn N")),
             };
+            if let Some(id) = &args.id {
+                agy_tools::store::root::check_conversation_uuid(id)
+                    .map_err(|e| Error::usage(format!("--id: {}", e.message())))?;
+            }
             Operation::Fork { cut, id: args.id }
         }
         "rewind" => {
@@ -184,5 +188,20 @@ fn operation(args: Args) -> Result<(Operation, Vec<std::ffi::OsString>)> {
             )))
         }
     };
-    Ok((op, words.collect()))
+    let files: Vec<std::ffi::OsString> = words.collect();
+    // `agy-edit settle move /a /b` would read "move" as a file: one
+    // operation a run, said so rather than a missing file.
+    for file in &files {
+        let word = file.to_string_lossy();
+        if OPERATIONS.contains(&&*word) && !std::path::Path::new(file).exists() {
+            return Err(Error::usage(format!(
+                "{word:?} after {}: agy-edit makes one operation a run (pipe one agy-edit into another for two)",
+                op.name()
+            )));
+        }
+    }
+    Ok((op, files))
 }
+
+/// The operations' words.
+const OPERATIONS: &[&str] = &["fork", "rewind", "settle", "move", "lane"];

@@ -78,6 +78,9 @@ fn run() -> Result<()> {
             }
         }
         merger.finish(&mut out)?;
+        for warning in merger.take_warnings() {
+            agy_tools::error::warn(NAME, format_args!("{warning}"));
+        }
         return out.flush();
     }
     let mut encoder = Encoder::new(Options {

@@ -79,18 +79,22 @@ fn run() -> Result<bool> {
         None => root::default_root(args.lane)?,
     };
     if args.reindex {
-        if !args.paths.is_empty() || args.dry_run || args.force {
+        if !args.paths.is_empty() || args.dry_run || args.force || args.replace_other {
             return Err(Error::usage(
-                "--reindex reads no stream and takes no FILE, --dry-run or --force",
+                "--reindex reads no stream and takes no FILE, --dry-run, --force or --replace-other",
             ));
         }
         return reindex(&root);
+    }
+    if args.replace_other && !args.force {
+        return Err(Error::usage("--replace-other goes with --force"));
     }
     let packer = Packer::new(
         PackOptions {
             root,
             force: args.force,
             dry_run: args.dry_run,
+            replace_other: args.replace_other,
         },
         Box::new(|message| agy_tools::error::warn(NAME, message)),
     )?;
@@ -105,5 +109,11 @@ fn run() -> Result<bool> {
     }
     let summary = batch.end()?;
     out.flush()?;
+    if summary.unchanged > 0 {
+        eprintln!(
+            "{NAME}: {} written, {} unchanged (the same to the byte as the conversation in place, left as it was)",
+            summary.written, summary.unchanged
+        );
+    }
     Ok(summary.failed == 0)
 }

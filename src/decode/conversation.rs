@@ -240,7 +240,7 @@ impl Conversation {
 
     /// The latest fork reference that names another conversation (a
     /// rewind's reference names the conversation itself).
-    fn forked_from(&self) -> Option<ForkedFrom> {
+    pub(super) fn forked_from(&self) -> Option<ForkedFrom> {
         self.references
             .iter()
             .rev()

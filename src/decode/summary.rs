@@ -338,6 +338,34 @@ pub fn models(source: &Source) -> Result<Vec<String>> {
     Ok(models)
 }
 
+/// The conversation `id` was forked from, as agy-decode's `forked_from`
+/// names it: the newest FORK or SUBAGENT_FORK reference of its
+/// `parent_references` that names another conversation.
+pub fn forked_from(source: &Source, id: &str) -> Result<Option<String>> {
+    let has = source
+        .schema()
+        .iter()
+        .any(|o| o.object_type == "table" && o.name == "parent_references");
+    if !has {
+        return Ok(None);
+    }
+    let mut conv = Conversation {
+        id: id.to_string(),
+        cascade_id: Some(id.to_string()),
+        ..Conversation::default()
+    };
+    let mut stmt = source
+        .connection()
+        .prepare("SELECT data FROM parent_references ORDER BY idx")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        if let rusqlite::types::ValueRef::Blob(data) = row.get_ref(0)? {
+            conv.read_reference(data);
+        }
+    }
+    Ok(conv.forked_from().and_then(|fork| fork.conversation_id))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

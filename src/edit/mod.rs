@@ -42,7 +42,7 @@ pub use cut::Cut;
 use crate::error::{Error, ErrorKind, Result};
 use crate::store::root::check_id;
 use crate::stream::io::Output;
-use crate::stream::record::{line_head, Record};
+use crate::stream::record::{self, line_head, Record};
 
 use survey::Held;
 use trim::Trim;
@@ -189,7 +189,17 @@ impl Editor {
             return Ok(None);
         };
         let id = held.id.clone();
-        match self.edit(&mut held, out) {
+        // The heads of what the edit writes count its end record's records.
+        record::count_from_here(out);
+        let edited = held
+            .check_whole()
+            .map(|end| end.brain_read)
+            .and_then(|brain_read| {
+                let note = self.edit(&mut held, out)?;
+                record::close(out, &id, brain_read, None)?;
+                Ok(note)
+            });
+        match edited {
             Ok(Some(note)) => {
                 self.changed += 1;
                 self.notes.push(format!("{id}: {note}"));

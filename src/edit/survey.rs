@@ -20,7 +20,7 @@ use crate::decode::summary::{StepFacts, Summarizer};
 use crate::error::{Error, Result};
 use crate::store::index::{IndexRow, Summary};
 use crate::stream::io::Output;
-use crate::stream::record::{is_hex_digits, line_head, JsonCell, Record, RowCells};
+use crate::stream::record::{is_hex_digits, line_head, Counts, End, JsonCell, Record, RowCells};
 use crate::stream::spool::Spool;
 use crate::time::Timestamp;
 
@@ -33,6 +33,12 @@ pub(super) struct Held {
     /// Whether each step's payload is read (for its tool calls and index
     /// facts) and each brain file record, or only the steps' columns.
     payloads: bool,
+    /// The records taken, counted as an end record counts them.
+    counts: Counts,
+    /// Its end record, checked against `counts`, once it came. It is not
+    /// held with the lines: what agy-edit writes gets an end record of its
+    /// own.
+    pub end: Option<End>,
 }
 
 /// What an edit needs to know of a conversation.
@@ -87,11 +93,38 @@ impl Held {
             lines: Vec::new(),
             facts: Facts::default(),
             payloads,
+            counts: Counts::default(),
+            end: None,
+        }
+    }
+
+    /// That the conversation arrived whole: its end record came, says all
+    /// of it was read, and counted what came before it.
+    pub fn check_whole(&self) -> Result<&End> {
+        let end = self.end.as_ref().ok_or_else(|| {
+            Error::data(
+                "it has no end record, so the stream may have been cut short (agy-dump closes each conversation with one)",
+            )
+        })?;
+        match &end.error {
+            Some(error) => Err(Error::data(format!(
+                "its end record says it could not all be read ({error})"
+            ))),
+            None => Ok(end),
         }
     }
 
     /// Takes one line of this conversation.
     pub fn take(&mut self, line: &[u8]) -> Result<()> {
+        if self.end.is_some() {
+            return Err(Error::data("a record after the conversation's end record"));
+        }
+        if !self.counts.note_head(line, true) {
+            return Err(Error::data("not a record of the row stream"));
+        }
+        if let Some((_, b"end")) = line_head(line) {
+            return self.take_end(&Record::parse(line)?);
+        }
         // An edit that writes only steps and the index row (settle) only
         // looks at a brain file, whose text can be large: it goes out as it
         // came. One that rewrites files reads each one now, so that no
@@ -106,6 +139,9 @@ impl Held {
             }
             _ => {
                 let record = Record::parse(line)?;
+                if let Record::End { .. } = record {
+                    return self.take_end(&record);
+                }
                 self.learn(&record)?;
             }
         }
@@ -113,6 +149,22 @@ impl Held {
         self.spool.append(line)?;
         self.spool.append(b"\n")?;
         self.lines.push(start..self.spool.len() - 1);
+        Ok(())
+    }
+
+    /// Takes the end record (see [`Held::end`]).
+    fn take_end(&mut self, record: &Record<'_>) -> Result<()> {
+        let Record::End { end, .. } = record else {
+            return Ok(());
+        };
+        if let Some(said) = &end.counts {
+            if let Some(missing) = self.counts.missing_from(said) {
+                return Err(Error::data(format!(
+                    "its records are not all there ({missing}): the stream was cut or filtered"
+                )));
+            }
+        }
+        self.end = Some(end.clone());
         Ok(())
     }
 

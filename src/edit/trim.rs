@@ -131,6 +131,8 @@ impl Writer<'_> {
                 self.before_files()?;
                 self.file(line, *dir, path, *append, content)
             }
+            // Not held (survey.rs): agy-edit writes its own.
+            Record::End { .. } => Ok(()),
         }
     }
 

@@ -35,6 +35,7 @@ use crate::agy::tools::ArgList;
 use crate::error::{Error, Result};
 use crate::stream::io::Output;
 use crate::stream::message::{InputRecord, ToolInput};
+use crate::stream::record;
 use crate::time::Timestamp;
 
 use conversation::Conversation;
@@ -150,6 +151,7 @@ impl Encoder {
                     "conversation {id:?} appears again after another one; a stream keeps each conversation's records together"
                 )));
             }
+            record::count_from_here(out);
             self.current = Some(Conversation::start(id, out.buf()));
         }
         let conv = self.current.as_mut().expect("a conversation is open");
@@ -185,6 +187,8 @@ impl Encoder {
             generic: self.options.generic,
         };
         conv.finish(&mut steps)?;
+        // The brain directory is the one made here, whole.
+        record::close(out, &id, true, None)?;
         self.finished.insert(id);
         Ok(())
     }

@@ -272,7 +272,12 @@ fn entry(
         step_count: summary.step_count,
         models,
         lane: lane(target, source.trajectory_source().ok().flatten()),
-        parent: summary.parent_conversation_id.clone(),
+        // A subagent names its parent in its metadata; a fork, in the
+        // reference agy-decode shows as forked_from.
+        parent: match &summary.parent_conversation_id {
+            Some(parent) => Some(parent.clone()),
+            None => summary::forked_from(&source, &id)?,
+        },
         bytes: bytes_on_disk(target)?,
         index: match &row {
             Some(row) if summary.agrees(row) => Indexed::Agrees,
@@ -340,8 +345,8 @@ fn bytes_on_disk(target: &Target) -> Result<u64> {
     let mut total = size(&target.db)?;
     total += size(&sqlite::sidecar(&target.db, "-wal"))?;
     total += size(&target.db.with_extension("meta"))?;
-    if let (Some(brain), Some(stem)) = (&target.brain_root, target.db.file_stem()) {
-        total += size(&brain.join(stem))?;
+    if let Some(brain) = &target.brain {
+        total += size(brain)?;
     }
     Ok(total)
 }

@@ -12,7 +12,7 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use super::Packer;
+use super::{Packer, Placed};
 use crate::error::{Error, Result};
 use crate::stream::io::{Lines, Output};
 use crate::stream::record::Record;
@@ -22,6 +22,9 @@ use crate::stream::record::Record;
 pub struct Summary {
     /// Conversations written (with `--dry-run`: checked).
     pub written: usize,
+    /// Conversations left as they were: the one in place was the same to
+    /// the byte.
+    pub unchanged: usize,
     /// Failures reported: conversations not written, and lines or inputs
     /// that could not be read.
     pub failed: usize,
@@ -148,7 +151,7 @@ impl<'a> Batch<'a> {
             }
         }
         let id = id.to_string();
-        Ok(match self.packer.add(record) {
+        Ok(match self.packer.add(record, line) {
             Ok(()) => Outcome::Added,
             Err(e) => Outcome::Failed(id, e),
         })
@@ -234,9 +237,13 @@ impl<'a> Batch<'a> {
     /// Writes the conversation in progress, printing its path.
     fn finish_pending(&mut self) -> Result<()> {
         match self.packer.finish() {
-            Ok(Some(path)) => {
+            Ok(Some(Placed::Written(path))) => {
                 self.summary.written += 1;
                 self.print(&path)
+            }
+            Ok(Some(Placed::Unchanged(_))) => {
+                self.summary.unchanged += 1;
+                Ok(())
             }
             Ok(None) => Ok(()),
             Err(e) => {

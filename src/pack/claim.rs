@@ -369,6 +369,37 @@ pub(super) fn install(names: &Names, _claim: &Claim, step: &mut dyn FnMut(&str))
     Ok(())
 }
 
+/// Copies into `to` every entry of `from` that `to` does not have, files
+/// synced, symbolic links as links (never followed): a brain directory in
+/// place under the files a stream brought of it.
+pub(super) fn copy_missing(from: &Path, to: &Path) -> Result<()> {
+    let entries = fs::read_dir(from).map_err(|e| Error::io(from.display(), e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(from.display(), e))?;
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry
+            .file_type()
+            .map_err(|e| Error::io(source.display(), e))?;
+        if kind.is_dir() {
+            if !exists(&target)? {
+                fs::create_dir(&target).map_err(|e| Error::io(target.display(), e))?;
+            }
+            copy_missing(&source, &target)?;
+            sync(&target)?;
+        } else if exists(&target)? {
+            continue;
+        } else if kind.is_symlink() {
+            let link = fs::read_link(&source).map_err(|e| Error::io(source.display(), e))?;
+            std::os::unix::fs::symlink(&link, &target)
+                .map_err(|e| Error::io(target.display(), e))?;
+        } else if kind.is_file() {
+            fs::copy(&source, &target).map_err(|e| Error::io(source.display(), e))?;
+            sync(&target)?;
+        }
+    }
+    Ok(())
+}
+
 /// Whether anything, a symbolic link included, is at `path`.
 fn exists(path: &Path) -> Result<bool> {
     match fs::symlink_metadata(path) {

@@ -18,6 +18,7 @@ mod batch;
 mod claim;
 mod index;
 mod reindex;
+mod same;
 
 pub use batch::{Batch, Summary};
 pub use reindex::{reindex, Reindexed};
@@ -34,7 +35,9 @@ use crate::error::{Error, Result};
 use crate::store::index as store_index;
 use crate::store::root;
 use crate::store::sqlite::{self, Bind, AGY_SCHEMA, AGY_USER_VERSION};
-use crate::stream::record::{self, Cell, Column, FileContent, FileDir, JsonCell, Record, RowCells};
+use crate::stream::record::{
+    self, Cell, Column, Counts, End, FileContent, FileDir, JsonCell, Record, RowCells,
+};
 use claim::{Attempt, Claim, Leftover, Names, Purpose};
 
 /// How to pack.
@@ -46,6 +49,19 @@ pub struct PackOptions {
     pub force: bool,
     /// Validate everything, write nothing under the root.
     pub dry_run: bool,
+    /// With `force`, also replace a conversation with another one (see
+    /// `same.rs`).
+    pub replace_other: bool,
+}
+
+/// What became of a conversation that was not refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Placed {
+    /// Its database is written at this path (with `--dry-run`: checked).
+    Written(PathBuf),
+    /// The conversation in place is exactly the stream's: nothing of it
+    /// was touched.
+    Unchanged(PathBuf),
 }
 
 /// Where a conversation's records have got to; each kind may only come
@@ -79,6 +95,13 @@ struct Pending {
     rowid_tables: HashMap<String, bool>,
     files: HashSet<String>,
     saw_schema: bool,
+    /// The records that came, counted as an `end` record counts them.
+    counts: Counts,
+    /// The conversation's `end` record, once it came (checked).
+    end: Option<End>,
+    /// The hash of its lines, when it may replace a conversation in place
+    /// that is the same to the byte.
+    lines: Option<same::Lines>,
     /// Past the point of no return: the temporaries are the new
     /// conversation now, to be finished, never removed.
     installing: bool,
@@ -96,6 +119,10 @@ pub struct Packer {
     /// Conversations that ended, written or not: their records may not
     /// come again.
     ended: HashSet<String>,
+    /// An `end` record came in this stream: it is from a writer that closes
+    /// every conversation with one, so a conversation without one was cut
+    /// short.
+    saw_end: bool,
     warn: Box<dyn FnMut(String)>,
 }
 
@@ -170,6 +197,7 @@ impl Packer {
             work,
             pending: None,
             ended: HashSet::new(),
+            saw_end: false,
             warn,
         })
     }
@@ -181,9 +209,10 @@ impl Packer {
 
     /// Takes one record of the conversation in progress, or begins a
     /// conversation when none is; [`Packer::finish`] the one in progress
-    /// before giving records of another. On error the caller gives the
-    /// conversation up with [`Packer::fail`].
-    pub fn add(&mut self, record: Record<'_>) -> Result<()> {
+    /// before giving records of another. `line` is the record as it came
+    /// (without its newline). On error the caller gives the conversation up
+    /// with [`Packer::fail`].
+    pub fn add(&mut self, record: Record<'_>, line: &[u8]) -> Result<()> {
         let id = record.conversation();
         match self.pending_id() {
             Some(pending) if pending != id => {
@@ -194,18 +223,29 @@ impl Packer {
             Some(_) => {}
             None => self.begin(id)?,
         }
+        if let Some(lines) = self.pending.as_mut().and_then(|p| p.lines.as_mut()) {
+            lines.take(line);
+        }
         self.apply(record)
     }
 
-    /// Completes the conversation in progress, if any, returning the path
-    /// of its database.
-    pub fn finish(&mut self) -> Result<Option<PathBuf>> {
+    /// Completes the conversation in progress, if any, saying where its
+    /// database is and whether it was written.
+    pub fn finish(&mut self) -> Result<Option<Placed>> {
         let Some(mut pending) = self.pending.take() else {
             return Ok(None);
         };
         self.ended.insert(pending.id.clone());
         match self.commit(&mut pending) {
-            Ok(path) => Ok(Some(path)),
+            Ok(placed) => {
+                if pending.end.is_none() {
+                    (self.warn)(format!(
+                        "conversation {:?}: no end record, so nothing says the stream held all of it; written as it came",
+                        pending.id
+                    ));
+                }
+                Ok(Some(placed))
+            }
             Err(e) if pending.placed => Err(Error::data(format!(
                 "{e} (conversation {:?} is written, its index row is not: it waits in conversations/.{}.index.agy-pack.tmp for the next agy-pack run into this root)",
                 pending.id, pending.id
@@ -268,6 +308,7 @@ impl Packer {
             leftover => (self.warn)(claim::left_by_a_killed_run(id, leftover)),
         }
         self.check_free(id, &names)?;
+        let names_db = names.db.clone();
         let mut pending = Pending {
             id: id.to_string(),
             names,
@@ -282,6 +323,12 @@ impl Packer {
             rowid_tables: HashMap::new(),
             files: HashSet::new(),
             saw_schema: false,
+            counts: Counts::default(),
+            end: None,
+            lines: (self.options.force
+                && !self.options.dry_run
+                && fs::symlink_metadata(&names_db).is_ok())
+            .then(same::Lines::default),
             installing: false,
             placed: false,
         };
@@ -319,7 +366,35 @@ impl Packer {
 
     fn apply(&mut self, record: Record<'_>) -> Result<()> {
         let pending = self.pending.as_mut().expect("begin() made one");
+        if pending.end.is_some() {
+            return Err(Error::data("a record after the conversation's end record"));
+        }
+        let (kind, table) = match &record {
+            Record::Db { .. } => ("db", None),
+            Record::Schema { .. } => ("schema", None),
+            Record::Row { table, .. } => ("row", Some(&**table)),
+            Record::Index { .. } => ("index", None),
+            Record::File { .. } => ("file", None),
+            Record::End { .. } => ("end", None),
+        };
+        pending.counts.note(kind.as_bytes(), table);
         match record {
+            Record::End { end, .. } => {
+                self.saw_end = true;
+                if let Some(error) = &end.error {
+                    return Err(Error::data(format!(
+                        "its end record says it could not all be read ({error}): only a whole conversation is written"
+                    )));
+                }
+                if let Some(said) = &end.counts {
+                    if let Some(missing) = pending.counts.missing_from(said) {
+                        return Err(Error::data(format!(
+                            "its records are not all there ({missing}): the stream was cut or filtered"
+                        )));
+                    }
+                }
+                pending.end = Some(end);
+            }
             Record::Db { user_version, .. } => {
                 if pending.stage != Stage::Start {
                     return Err(Error::data(
@@ -387,7 +462,8 @@ impl Packer {
 
     /// Completes the temporaries, then (unless this is a dry run) puts them
     /// in place: see [`claim`] for the order and why.
-    fn commit(&mut self, pending: &mut Pending) -> Result<PathBuf> {
+    fn commit(&mut self, pending: &mut Pending) -> Result<Placed> {
+        self.check_whole(pending)?;
         pending.ensure_schema()?;
         let dry_run = self.options.dry_run;
         if !dry_run {
@@ -398,6 +474,17 @@ impl Packer {
         sqlite::check_agy_shape(&sqlite::read_columns(pending.conn())?)
             .map_err(|why| Error::data(format!("not an agy conversation: {why}")))?;
         check_cascade_id(pending.conn(), &pending.id)?;
+        let replaces = fs::symlink_metadata(&pending.names.db).is_ok();
+        if replaces && !self.options.replace_other {
+            same::check_lineage(pending.conn(), &pending.names.db, &pending.id)?;
+        }
+        if let Some(lines) = &pending.lines {
+            let brain_read = pending.end.as_ref().is_none_or(|end| end.brain_read);
+            if lines.same_as_in_place(&pending.names.db, &pending.names.brain, brain_read) {
+                discard(pending);
+                return Ok(Placed::Unchanged(pending.names.db.clone()));
+            }
+        }
         let conn = pending.conn.take().expect("open until commit");
         conn.pragma_update(None, "user_version", pending.user_version)?;
         conn.execute_batch("COMMIT")?;
@@ -407,7 +494,10 @@ impl Packer {
         let names = pending.names.clone();
         if dry_run {
             discard(pending);
-            return Ok(names.db);
+            return Ok(Placed::Written(names.db));
+        }
+        if pending.end.as_ref().is_some_and(|end| !end.brain_read) {
+            pending.keep_unread_brain()?;
         }
         pending.sync()?;
         index::stash(&pending.names.index_stash(), pending.index.as_ref())?;
@@ -425,7 +515,37 @@ impl Packer {
         claim::install(&names, &pending.claim, &mut kill_point)?;
         pending.placed = true;
         index::finish(&names.index_stash())?;
-        Ok(names.db)
+        Ok(Placed::Written(names.db))
+    }
+}
+
+impl Packer {
+    /// Refuses a conversation the stream does not show whole: one without
+    /// its `end` record in a stream whose other conversations have theirs
+    /// (cut short), and one without it that would replace a conversation
+    /// in place. A stream from before end records still makes new
+    /// conversations, with a warning.
+    fn check_whole(&mut self, pending: &Pending) -> Result<()> {
+        if pending.end.is_some() {
+            return Ok(());
+        }
+        if self.saw_end {
+            return Err(Error::data(
+                "it has no end record, as the conversations before it in the stream have: the stream was cut short",
+            ));
+        }
+        let names = &pending.names;
+        let exists = [&names.db, &names.brain, &names.meta]
+            .into_iter()
+            .any(|path| fs::symlink_metadata(path).is_ok());
+        if exists {
+            return Err(Error::data(format!(
+                "it has no end record, so nothing says the stream holds all of it (a stream cut short, or from agy-tools before end records): \
+                 the conversation at {} is not replaced",
+                names.db.display()
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -745,6 +865,24 @@ impl Pending {
         Ok(())
     }
 
+    /// A brain directory the stream did not read whole (`"brain":"not_read"`
+    /// in its end record) is not the stream's to replace: with no brain
+    /// file in the stream the directory in place is kept as it is (the new
+    /// one is not put in place); with some, they are laid over a copy of
+    /// it, so that nothing the stream did not hold is removed.
+    fn keep_unread_brain(&mut self) -> Result<()> {
+        let brain = &self.names.brain;
+        match fs::symlink_metadata(brain) {
+            Ok(meta) if meta.is_dir() => {}
+            _ => return Ok(()),
+        }
+        let tmp = &self.names.brain_tmp;
+        if self.files.is_empty() {
+            return fs::remove_dir_all(tmp).map_err(|e| Error::io(tmp.display(), e));
+        }
+        claim::copy_missing(brain, tmp)
+    }
+
     /// Makes every temporary file and directory durable, so that a crash
     /// of the machine after the point of no return cannot put empty files
     /// in place.
@@ -752,6 +890,9 @@ impl Pending {
         claim::sync(&self.names.db_tmp)?;
         if self.has_meta {
             claim::sync(&self.names.meta_tmp)?;
+        }
+        if fs::symlink_metadata(&self.names.brain_tmp).is_err() {
+            return Ok(());
         }
         let mut dirs: BTreeSet<&Path> = Path::new(LOGS).ancestors().collect();
         for rel in &self.files {

@@ -93,10 +93,10 @@ pub fn changed_after(target: &Target, since: SystemTime) -> Result<bool> {
     if newer(&target.db)? || newer(&wal)? || newer(&target.db.with_extension("meta"))? {
         return Ok(true);
     }
-    let (Some(brain_root), Some(stem)) = (&target.brain_root, target.db.file_stem()) else {
-        return Ok(false);
-    };
-    tree_newer(&brain_root.join(stem), since)
+    match &target.brain {
+        Some(brain) => tree_newer(brain, since),
+        None => Ok(false),
+    }
 }
 
 fn tree_newer(dir: &Path, since: SystemTime) -> Result<bool> {
@@ -123,8 +123,12 @@ fn tree_newer(dir: &Path, since: SystemTime) -> Result<bool> {
 /// One database to dump, and where its brain directory would be.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
+    /// The database as named, or where a symbolic link named points (its
+    /// `-wal` and `.meta` sidecars are beside the real file).
     pub db: PathBuf,
-    pub brain_root: Option<PathBuf>,
+    /// `ROOT/brain/<stem>` for a database at `ROOT/conversations/<stem>.db`
+    /// however its path was written; `None` outside a data root.
+    pub brain: Option<PathBuf>,
     /// Named on the command line, so not being an agy database is an error
     /// rather than a skip.
     pub explicit: bool,
@@ -133,7 +137,10 @@ pub struct Target {
 impl Target {
     /// The data root the database is in, whose index may list it.
     pub fn root(&self) -> Option<&Path> {
-        self.brain_root.as_deref().and_then(Path::parent)
+        self.brain
+            .as_deref()
+            .and_then(Path::parent)
+            .and_then(Path::parent)
     }
 }
 
@@ -146,11 +153,7 @@ pub fn targets(paths: &[PathBuf]) -> Result<Vec<Target>> {
         if meta.is_dir() {
             out.extend(root_targets(path)?);
         } else {
-            out.push(Target {
-                db: path.clone(),
-                brain_root: brain_root_of(path),
-                explicit: true,
-            });
+            out.push(file_target(path)?);
         }
     }
     Ok(out)
@@ -181,20 +184,34 @@ pub fn root_targets(root: &Path) -> Result<Vec<Target>> {
     Ok(names
         .into_iter()
         .map(|name| Target {
+            brain: Path::new(&name).file_stem().map(|stem| brain.join(stem)),
             db: dir.join(name),
-            brain_root: Some(brain.clone()),
             explicit: false,
         })
         .collect())
 }
 
-/// `ROOT/brain` for a database at `ROOT/conversations/<id>.db`.
-fn brain_root_of(db: &Path) -> Option<PathBuf> {
+/// A database named on the command line. Its brain directory is found from
+/// its real path, so `x.db` inside `conversations/`, `./x.db`,
+/// `../conversations/x.db`, an absolute path and a symbolic link to it all
+/// find the same one.
+fn file_target(path: &Path) -> Result<Target> {
+    let real = std::fs::canonicalize(path).map_err(|e| Error::io(path.display(), e))?;
+    let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    Ok(Target {
+        brain: brain_of(&real),
+        db: if link { real } else { path.to_path_buf() },
+        explicit: true,
+    })
+}
+
+/// `ROOT/brain/<stem>` for a database at `ROOT/conversations/<stem>.db`.
+fn brain_of(db: &Path) -> Option<PathBuf> {
     let parent = db.parent()?;
     if parent.file_name()? != "conversations" {
         return None;
     }
-    Some(parent.parent()?.join("brain"))
+    Some(parent.parent()?.join("brain").join(db.file_stem()?))
 }
 
 /// Dumps every target in order. Skipped files are reported through `warn`.
@@ -217,7 +234,8 @@ pub fn dump(
     let mut outcome = Outcome::default();
     let mut indexes: Vec<(PathBuf, Option<index::Reader>)> = Vec::new();
     for target in targets {
-        let mut started = false;
+        // The conversation's id once its first record is out.
+        let mut started: Option<String> = None;
         let mut damaged = false;
         let reader = match target.root() {
             Some(root) => {
@@ -254,12 +272,16 @@ pub fn dump(
             Err(e) if is_output_error(&e) => return Err(e),
             Err(e) => {
                 outcome.failed += 1;
-                let how = if started {
-                    "cut short; its records so far are in the output"
+                let how = if started.is_some() {
+                    "cut short; its records so far are in the output, closed by an end record that says so"
                 } else {
                     "not dumped"
                 };
-                warn(format!("{}: {e} ({how})", target.db.display()));
+                let message = format!("{}: {e}", target.db.display());
+                if let Some(id) = &started {
+                    record::close(out, id, false, Some(e.to_string()))?;
+                }
+                warn(format!("{message} ({how})"));
             }
         }
     }
@@ -281,7 +303,7 @@ fn is_output_error(e: &Error) -> bool {
 
 /// Dumps one target: `Some(true)` when written, `Some(false)` when it had
 /// not changed, `None` when skipped (not an agy database, or not an asked-
-/// for id). `started` is set once its first record is written.
+/// for id). `started` is set to its id once its first record is written.
 #[allow(clippy::too_many_arguments)]
 fn dump_one(
     target: &Target,
@@ -290,7 +312,7 @@ fn dump_one(
     found: &mut [bool],
     out: &mut Output,
     warn: &mut dyn FnMut(String),
-    started: &mut bool,
+    started: &mut Option<String>,
     damaged_seen: &mut bool,
 ) -> Result<Option<bool>> {
     // Without --id the cheap check comes first: an unchanged conversation
@@ -335,8 +357,10 @@ fn dump_one(
     }
     // Listed before the first record, so a directory that cannot be read
     // fails the conversation before any of it is written.
-    let brain = match (&target.brain_root, options.brain) {
-        (Some(root), true) => list_brain(&root.join(&stem), warn)?,
+    // `None` when not read: the end record says so, and a writer keeps
+    // the brain directory it has.
+    let brain = match (&target.brain, options.brain) {
+        (Some(dir), true) => list_brain(dir, warn)?,
         _ => None,
     };
     // Read before the first record too: the row is the conversation's own.
@@ -344,7 +368,8 @@ fn dump_one(
         Some(reader) => reader.row(&id)?,
         None => None,
     };
-    *started = true;
+    record::count_from_here(out);
+    *started = Some(id.clone());
     let damaged = dump_database(&*source, &id, out)?;
     source.check_unchanged()?;
     if let Some(row) = index_row {
@@ -359,11 +384,19 @@ fn dump_one(
         *damaged_seen = true;
     }
     dump_meta_sidecar(&target.db, &id, out)?;
-    if let Some((dir, files)) = brain {
-        for rel in files {
-            dump_file(&dir.join(&rel), &id, record::FileDir::Brain, &rel, out)?;
+    let brain_read = brain.as_ref().is_some_and(|b| b.whole);
+    if let Some(brain) = brain {
+        for rel in brain.files {
+            dump_file(
+                &brain.dir.join(&rel),
+                &id,
+                record::FileDir::Brain,
+                &rel,
+                out,
+            )?;
         }
     }
+    record::close(out, &id, brain_read, None)?;
     Ok(Some(true))
 }
 
@@ -491,28 +524,56 @@ fn dump_file(
     }
 }
 
-/// The files of a brain directory, sorted bytewise by path; `None` when
-/// there is no such directory (or it is a symbolic link, reported).
-/// Symbolic links in it are reported and skipped, never followed.
-fn list_brain(dir: &Path, warn: &mut dyn FnMut(String)) -> Result<Option<(PathBuf, Vec<String>)>> {
+/// A brain directory as listed.
+struct Brain {
+    dir: PathBuf,
+    /// Its regular files, sorted bytewise by path; none when there is no
+    /// directory.
+    files: Vec<String>,
+    /// Every entry of it is among `files`: nothing was skipped.
+    whole: bool,
+}
+
+/// The files of a brain directory; `None` when it is there but was not
+/// read (a symbolic link, reported). Symbolic links in it are reported and
+/// skipped, never followed, as are names that are not UTF-8: a brain with
+/// any is not whole.
+fn list_brain(dir: &Path, warn: &mut dyn FnMut(String)) -> Result<Option<Brain>> {
+    let mut brain = Brain {
+        dir: dir.to_path_buf(),
+        files: Vec::new(),
+        whole: true,
+    };
     match std::fs::symlink_metadata(dir) {
         Ok(meta) if meta.is_dir() => {}
         Ok(meta) if meta.file_type().is_symlink() => {
             warn(format!("{}: skipped, a symbolic link", dir.display()));
             return Ok(None);
         }
-        _ => return Ok(None),
+        Ok(_) => {
+            return Err(Error::data(format!(
+                "{}: the brain directory is not a directory",
+                dir.display()
+            )))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Some(brain)),
+        Err(e) => return Err(Error::io(dir.display(), e)),
     }
-    let mut files = Vec::new();
-    list_files(dir, String::new(), &mut files, warn)?;
-    files.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-    Ok(Some((dir.to_path_buf(), files)))
+    list_files(dir, String::new(), &mut brain, warn)?;
+    brain.files.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    if !brain.whole {
+        warn(format!(
+            "{}: not all of the brain directory goes out (its end record says \"brain\":\"not_read\", so agy-pack keeps what it skipped)",
+            dir.display()
+        ));
+    }
+    Ok(Some(brain))
 }
 
 fn list_files(
     dir: &Path,
     prefix: String,
-    files: &mut Vec<String>,
+    brain: &mut Brain,
     warn: &mut dyn FnMut(String),
 ) -> Result<()> {
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir.display(), e))?;
@@ -521,6 +582,7 @@ fn list_files(
         let path = entry.path();
         let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
             warn(format!("{}: skipped, name is not UTF-8", path.display()));
+            brain.whole = false;
             continue;
         };
         let rel = if prefix.is_empty() {
@@ -533,12 +595,14 @@ fn list_files(
             .map_err(|e| Error::io(path.display(), e))?;
         if file_type.is_symlink() {
             warn(format!("{}: skipped, a symbolic link", path.display()));
+            brain.whole = false;
         } else if file_type.is_dir() {
-            list_files(&path, rel, files, warn)?;
+            list_files(&path, rel, brain, warn)?;
         } else if file_type.is_file() {
-            files.push(rel);
+            brain.files.push(rel);
         } else {
             warn(format!("{}: skipped, not a regular file", path.display()));
+            brain.whole = false;
         }
     }
     Ok(())

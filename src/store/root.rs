@@ -156,6 +156,21 @@ pub fn check_id(id: &str) -> Result<()> {
     Ok(())
 }
 
+/// Checks that `id` is a conversation id as agy gives them: a UUID in its
+/// lower-case hyphenated form (36 characters). A fork's id is one agy could
+/// have given, so nothing else in a store can mistake it for a name.
+pub fn check_conversation_uuid(id: &str) -> Result<()> {
+    let canonical = uuid::Uuid::try_parse(id)
+        .ok()
+        .map(|u| u.hyphenated().to_string());
+    match canonical.as_deref() == Some(id) {
+        true => Ok(()),
+        false => Err(Error::data(format!(
+            "{id:?} is not a conversation id as agy gives them (a lower-case UUID, 8-4-4-4-12 hex digits)"
+        ))),
+    }
+}
+
 /// Checks a brain file path from a stream: relative, made of plain
 /// components, no `..`, no NUL.
 pub fn check_relative_path(path: &str) -> Result<PathBuf> {

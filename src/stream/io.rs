@@ -10,6 +10,7 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 
 use crate::error::{Error, Result};
+use crate::stream::heads::LineHeads;
 use crate::stream::json;
 use crate::stream::writer::{Writer, WRITE_HERE_OVER};
 
@@ -230,6 +231,9 @@ pub struct Output {
     sink: Sink,
     /// The thread writing the buffers, when standard output is a pipe.
     writer: Option<Writer>,
+    /// The heads of the lines written, when a writer counts its records
+    /// ([`Output::keep_heads`]), and how much of `buf` they have seen.
+    heads: Option<Box<(LineHeads, usize)>>,
 }
 
 enum Sink {
@@ -301,6 +305,33 @@ impl Output {
             buf: Vec::with_capacity(FLUSH_AT * 2),
             sink,
             writer: None,
+            heads: None,
+        }
+    }
+
+    /// Keeps the head of every line written from now on, for
+    /// [`Output::drain_heads`]. Every byte is then looked at once more (a
+    /// `memchr` for line ends), and a file is copied through the buffer.
+    pub fn keep_heads(&mut self) {
+        self.heads.get_or_insert_with(Default::default);
+    }
+
+    /// Calls `each` with the head of every line written (or buffered)
+    /// since the last call, as [`LineHeads::drain`] does. Nothing when
+    /// [`Output::keep_heads`] was not called.
+    pub fn drain_heads(&mut self, each: impl FnMut(&[u8], bool)) {
+        self.see_buffered();
+        if let Some(heads) = &mut self.heads {
+            heads.0.drain(each);
+        }
+    }
+
+    /// Shows the heads what was added to the buffer since they last looked.
+    fn see_buffered(&mut self) {
+        if let Some(heads) = &mut self.heads {
+            let (lines, seen) = &mut **heads;
+            lines.see(&self.buf[*seen..]);
+            *seen = self.buf.len();
         }
     }
 
@@ -328,6 +359,10 @@ impl Output {
     fn write_out(&mut self) -> Result<()> {
         if self.buf.is_empty() {
             return Ok(());
+        }
+        self.see_buffered();
+        if let Some(heads) = &mut self.heads {
+            heads.1 = 0;
         }
         if let Some(writer) = &mut self.writer {
             if self.buf.len() <= WRITE_HERE_OVER {
@@ -375,6 +410,9 @@ impl Output {
     pub fn write_through(&mut self, bytes: &[u8]) -> Result<()> {
         self.write_out()?;
         self.settle()?;
+        if let Some(heads) = &mut self.heads {
+            heads.0.see(bytes);
+        }
         self.sink().write_all(bytes).map_err(Error::output)
     }
 
@@ -393,7 +431,7 @@ impl Output {
     /// chooses), so they never pass through this process's memory.
     pub fn copy_from_file(&mut self, file: &mut File, len: u64) -> Result<()> {
         const SPOOL: &str = "temporary spool file";
-        if matches!(self.sink, Sink::File(_)) {
+        if matches!(self.sink, Sink::File(_)) && self.heads.is_none() {
             self.write_out()?;
             self.settle()?;
             let Sink::File(sink) = &mut self.sink else {

@@ -210,3 +210,52 @@ pub fn run_ok(bin: &str, args: &[&str], stdin: &[u8]) -> Vec<u8> {
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// `stream` (a row stream) with each conversation's end record counting
+/// the records the stream now holds, as a user who filters or adds lines
+/// by hand has to make it: counted here with serde_json, apart from the
+/// library's counting. A conversation without an end record gets none.
+pub fn recount(stream: &[u8]) -> Vec<u8> {
+    use serde_json::{json, Map, Value};
+    let mut counts: Map<String, Value> = Map::new();
+    let mut out = Vec::new();
+    let reset = |counts: &mut Map<String, Value>| {
+        *counts = json!({"schema": 0, "rows": {}, "index": 0, "files": 0})
+            .as_object()
+            .unwrap()
+            .clone();
+    };
+    reset(&mut counts);
+    for line in String::from_utf8(stream.to_vec()).unwrap().lines() {
+        let mut record: Value = serde_json::from_str(line).unwrap();
+        let bump = |v: &mut Value| *v = json!(v.as_u64().unwrap_or(0) + 1);
+        match record["kind"].as_str().unwrap() {
+            "schema" => bump(&mut counts["schema"]),
+            "index" => bump(&mut counts["index"]),
+            "file" => bump(&mut counts["files"]),
+            "row" => {
+                let table = record["table"].as_str().unwrap().to_string();
+                let rows = counts["rows"].as_object_mut().unwrap();
+                bump(rows.entry(table).or_insert(json!(0)));
+            }
+            "end" => {
+                for key in ["schema", "rows", "index", "files"] {
+                    record[key] = counts[key].clone();
+                }
+                // Tables in byte order, as the writers give them.
+                let rows: std::collections::BTreeMap<String, Value> = counts["rows"]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                record["rows"] = json!(rows);
+                reset(&mut counts);
+            }
+            _ => {}
+        }
+        out.extend_from_slice(serde_json::to_string(&record).unwrap().as_bytes());
+        out.push(b'\n');
+    }
+    out
+}

@@ -78,6 +78,15 @@ impl Dir {
                 _ => text.to_string(),
             },
         };
+        // agy records the directory it was started in, resolved: a path
+        // with `.` or `..` in it names nothing agy wrote, and would match
+        // nothing without a word.
+        if rest.split('/').any(|part| part == "." || part == "..") {
+            return Err(Error::usage(format!(
+                "{text:?} has a . or .. in it; give the directory as agy records it, resolved \
+                 (realpath prints it)"
+            )));
+        }
         Ok(Dir {
             given,
             drive: drive.map(|d| d.to_ascii_uppercase()),
@@ -192,6 +201,12 @@ impl Move {
         if from.is_root() {
             return Err(Error::usage(format!(
                 "cannot move {}: every path is under a root",
+                from.as_str()
+            )));
+        }
+        if to.is_root() {
+            return Err(Error::usage(format!(
+                "cannot move {} to a root: every path would then be under it, and no move could bring it back",
                 from.as_str()
             )));
         }

@@ -87,6 +87,8 @@ pub struct Args {
     pub verbose: bool,
     /// `-f, --force` (agy-decode, agy-pack).
     pub force: bool,
+    /// agy-pack `--replace-other`.
+    pub replace_other: bool,
     /// `--lane` (agy-dump, agy-pack).
     pub lane: Lane,
     /// `--format` of agy-decode and agy-encode.
@@ -235,9 +237,19 @@ mod tests {
         let args = parse(Bin::Dump, &["--id", "a", "--id=b", "--no-brain"]).unwrap();
         assert_eq!(args.ids, ["a", "b"]);
         assert!(args.no_brain);
-        let args = parse(Bin::Encode, &["--id", "c", "--id", "d", "--onto", "rows"]).unwrap();
+        let args = parse(Bin::Encode, &["--id", "d", "--onto", "rows"]).unwrap();
         assert_eq!(args.id.as_deref(), Some("d"));
         assert_eq!(args.onto, Some(OsString::from("rows")));
+        // A value that names one thing, given twice, is a mistake.
+        for (bin, flag) in [
+            (Bin::Encode, "--id"),
+            (Bin::Edit, "--at"),
+            (Bin::Edit, "--to"),
+        ] {
+            let err = parse(bin, &[flag, "5", flag, "6"]).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Usage);
+            assert_eq!(err.message(), format!("{flag} is given twice"));
+        }
     }
 
     #[test]

@@ -49,8 +49,7 @@ use crate::encode::{self, Synth};
 use crate::error::{Error, Result};
 use crate::stream::io::{Lines, Output};
 use crate::stream::message::Role;
-use crate::stream::record::Record;
-use crate::stream::record::{line_head, write_line};
+use crate::stream::record::{self, line_head, write_line, Counts, End, Record};
 use crate::stream::spool::Spool;
 use step_row::StepRow;
 
@@ -77,6 +76,11 @@ pub struct Merger {
     conv: Option<Merge>,
     finished: HashSet<String>,
     unread: encode::Unread,
+    /// The original stream's records of the conversation its last line
+    /// belongs to, counted for its end record.
+    original_counts: (String, Counts),
+    /// Said once the merge is done, besides the unread keys.
+    warnings: Vec<String>,
 }
 
 /// One conversation being merged.
@@ -120,6 +124,8 @@ struct Merge {
     /// What the steps written tell the index row (the new steps' facts
     /// join at the end, from [`Synth`]).
     after: Tally,
+    /// The original's end record, once read (checked).
+    original_end: Option<End>,
 }
 
 /// A text edit, (old, new).
@@ -219,12 +225,17 @@ impl Merger {
             conv: None,
             finished: HashSet::new(),
             unread: encode::Unread::default(),
+            original_counts: Default::default(),
+            warnings: Vec::new(),
         })
     }
 
-    /// Warnings about keys nothing reads, since the last call.
+    /// Warnings about keys nothing reads, and about the original, since
+    /// the last call.
     pub fn take_warnings(&mut self) -> Vec<String> {
-        self.unread.take()
+        let mut warnings = self.unread.take();
+        warnings.append(&mut self.warnings);
+        warnings
     }
 
     /// Consumes one line of the edited message stream.
@@ -276,7 +287,63 @@ impl Merger {
         let written = conv.synth.take_tally();
         conv.after.absorb(written);
         self.write_held(&mut conv, out)?;
-        self.copy_files(&mut conv, out)
+        self.copy_files(&mut conv, out)?;
+        match &conv.original_end {
+            Some(end) => record::close(out, &conv.id, end.brain_read, None),
+            None => {
+                self.warnings.push(format!(
+                    "conversation {}: the --onto stream has no end record for it, so nothing says it was whole; the result has none either, and agy-pack will not put it in place of a conversation",
+                    conv.id
+                ));
+                Ok(())
+            }
+        }
+    }
+
+    /// Checks the original's end record: all of the conversation was read,
+    /// and every record it counts came.
+    fn check_original_end(&self, end: &End) -> Result<End> {
+        let (id, counts) = &self.original_counts;
+        let refuse = |why: String| {
+            self.original_error(Error::data(format!(
+                "conversation {id}: {why}; nothing of it is written back"
+            )))
+        };
+        if let Some(error) = &end.error {
+            return Err(refuse(format!(
+                "its end record says it could not all be read ({error})"
+            )));
+        }
+        if let Some(missing) = end
+            .counts
+            .as_ref()
+            .and_then(|said| counts.missing_from(said))
+        {
+            return Err(refuse(format!(
+                "its records are not all there ({missing}): the stream was cut or filtered"
+            )));
+        }
+        Ok(end.clone())
+    }
+
+    /// Counts an original line toward its conversation's end record.
+    fn count_original(&mut self, line: &[u8]) -> Result<()> {
+        let id = match line_head(line) {
+            Some((id, _)) => std::borrow::Cow::Borrowed(id),
+            None => std::borrow::Cow::Owned(
+                Record::parse(line)
+                    .map_err(|e| self.original_error(e))?
+                    .conversation()
+                    .to_string(),
+            ),
+        };
+        let (counting, counts) = &mut self.original_counts;
+        if *counting != *id {
+            *counting = id.into_owned();
+            *counts = Counts::default();
+        }
+        counts.note_head(line, true);
+        Ok(())
     }
 
     fn next_original(&mut self) -> Result<Option<Vec<u8>>> {
@@ -293,6 +360,9 @@ impl Merger {
             .next_line_into(&mut buf)
             .map_err(|e| e.context(self.original.place()))?;
         self.original.shed();
+        if read {
+            self.count_original(&buf)?;
+        }
         Ok(read.then_some(buf))
     }
 
@@ -323,7 +393,9 @@ impl Merger {
             metadata: None,
             meta_edit: None,
             after: Tally::default(),
+            original_end: None,
         };
+        record::count_from_here(out);
         let mut found = false;
         while let Some(line) = self.next_original()? {
             // Another conversation's line is told by its head, unparsed.

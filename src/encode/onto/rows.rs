@@ -147,6 +147,10 @@ impl Merger {
                 self.peeked = Some(line);
                 break;
             }
+            if let Record::End { end, .. } = &record {
+                conv.original_end = Some(self.check_original_end(end)?);
+                continue;
+            }
             if let Record::Index {
                 user_version, row, ..
             } = &record

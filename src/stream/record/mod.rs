@@ -5,7 +5,8 @@
 //! conversation, contiguous and in this order: one `db` record, `schema`
 //! records in `sqlite_master` order, `row` records (every other table first,
 //! `steps` last), at most one `index` record, then `file` records for the
-//! brain directory. A file over [`FILE_PART`] comes in parts: its first
+//! brain directory, and last one `end` record ([`End`]: how much of the
+//! conversation the stream holds, and whether all of it was read). A file over [`FILE_PART`] comes in parts: its first
 //! record, then records with `"append":true` (agy-encode writes its
 //! transcripts' parts between the step rows as they fill; readers take file
 //! records anywhere after the schema).
@@ -35,6 +36,7 @@
 
 mod blob_hex;
 mod edit;
+mod end;
 mod read;
 mod write;
 
@@ -43,6 +45,7 @@ pub use blob_hex::{
     decode_hex_prefix_into_at, hex_digits_len, hex_digits_len_at, is_hex_digits, is_hex_digits_at,
 };
 pub use edit::{data_cells, edit_row, write_as, write_line, write_patched, CellEdit, Patch};
+pub use end::{close, count_from_here, Counts, End};
 pub use read::{
     canonical_file_line, line_head, line_table, CanonicalFile, FileContent, JsonCell, Record,
     RowCells,

@@ -13,7 +13,7 @@ use crate::stream::json;
 use super::blob_hex::decode_hex;
 #[cfg(doc)]
 use super::FILE_PART;
-use super::{Cell, FileDir};
+use super::{Cell, End, FileDir};
 
 /// A brain `file` record read straight from its line: see
 /// [`canonical_file_line`].
@@ -349,6 +349,15 @@ struct RawRecord<'a> {
     #[serde(borrow)]
     hex: Option<Cow<'a, str>>,
     append: Option<bool>,
+    whole: Option<bool>,
+    #[serde(borrow)]
+    error: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    brain: Option<Cow<'a, str>>,
+    schema: Option<u64>,
+    rows: Option<std::collections::BTreeMap<String, u64>>,
+    index: Option<u64>,
+    files: Option<u64>,
 }
 
 /// The content of a `file` record.
@@ -401,6 +410,12 @@ pub enum Record<'a> {
         /// started (see [`FILE_PART`]).
         append: bool,
         content: FileContent<'a>,
+    },
+    /// The conversation's last record: how much of it the stream holds
+    /// (see [`End`]).
+    End {
+        conversation: Cow<'a, str>,
+        end: End,
     },
 }
 
@@ -476,9 +491,15 @@ impl<'a> Record<'a> {
                     content,
                 }
             }
+            "end" => Record::End {
+                conversation,
+                end: End::from_fields(
+                    raw.whole, raw.error, raw.brain, raw.schema, raw.rows, raw.index, raw.files,
+                )?,
+            },
             other => {
                 return Err(Error::data(format!(
-                    "unknown record kind {other:?} (expected db, schema, row, index or file)"
+                    "unknown record kind {other:?} (expected db, schema, row, index, file or end)"
                 )))
             }
         })
@@ -490,7 +511,8 @@ impl<'a> Record<'a> {
             | Record::Schema { conversation, .. }
             | Record::Row { conversation, .. }
             | Record::Index { conversation, .. }
-            | Record::File { conversation, .. } => conversation,
+            | Record::File { conversation, .. }
+            | Record::End { conversation, .. } => conversation,
         }
     }
 }

@@ -14,6 +14,7 @@ pub(super) static FLAGS: &[Flag] = &[
             name: "STEP",
             complete: Complete::Text,
             update: |args, value| {
+                once("--at", args.at.is_some())?;
                 args.at = Some(step_number("--at", value)?);
                 Ok(())
             },
@@ -40,6 +41,7 @@ shows on each message).
             name: "N",
             complete: Complete::Text,
             update: |args, value| {
+                once("--turn", args.turn.is_some())?;
                 args.turn = Some(turn_count("--turn", value)?);
                 Ok(())
             },
@@ -63,6 +65,7 @@ reply, its tool calls, bookkeeping steps).
             name: "STEP",
             complete: Complete::Text,
             update: |args, value| {
+                once("--to", args.to.is_some())?;
                 args.to = Some(step_number("--to", value)?);
                 Ok(())
             },
@@ -87,6 +90,7 @@ to that message does.
             name: "N",
             complete: Complete::Text,
             update: |args, value| {
+                once("--turns", args.turns.is_some())?;
                 args.turns = Some(turn_count("--turns", value)?);
                 Ok(())
             },
@@ -127,6 +131,15 @@ Without it only the places where a conversation names its project move.
         }],
     },
 ];
+
+/// Refuses a flag given a second time: a cut named twice is a mistake,
+/// and taking the last would act on the one the user may not have meant.
+pub(super) fn once(flag: &str, given: bool) -> Result<(), Error> {
+    match given {
+        true => Err(Error::usage(format!("{flag} is given twice"))),
+        false => Ok(()),
+    }
+}
 
 /// A step's idx from the command line.
 fn step_number(flag: &str, value: std::ffi::OsString) -> Result<i64, Error> {

@@ -16,6 +16,7 @@ pub(super) static FLAGS: &[Flag] = &[
             name: "ID",
             complete: Complete::Text,
             update: |args, value| {
+                super::edit::once("--id", args.id.is_some())?;
                 let id = value.string()?;
                 if id.is_empty() {
                     return Err(Error::usage("--id needs a non-empty conversation id"));

@@ -35,6 +35,26 @@ Codex and Gemini CLI append to a session they resume.
         ],
     },
     Flag {
+        long: "replace-other",
+        short: None,
+        kind: Kind::Switch(|args| args.replace_other = true),
+        docs: &[Doc {
+            bins: &[Bin::Pack],
+            help: "with --force, also replace a conversation with one that is not the same \
+                   conversation (a fork, or one encoded anew)",
+            man: r#"With
+.BR \-\-force ,
+also replace a conversation with one that is not the same conversation:
+one whose trajectory is neither the trajectory in place nor one it was
+rewound from (a fork given the id of another conversation, a conversation
+encoded anew from messages or from another agent's session).
+Without it such a conversation is refused, and the one in place is kept.
+See
+.BR SAFETY .
+"#,
+        }],
+    },
+    Flag {
         long: "dry-run",
         short: Some('n'),
         kind: Kind::Switch(|args| args.dry_run = true),
