@@ -89,6 +89,7 @@ fn run(line: &[u8]) {
             let _ = content.to_bytes();
             return;
         }
+        Record::End { end, .. } => end.write(&mut out, &conversation),
     }
     let again = Record::parse(out.strip_suffix(b"\n").unwrap())
         .unwrap_or_else(|e| panic!("written record does not parse: {e}"));
