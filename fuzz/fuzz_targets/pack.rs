@@ -16,6 +16,7 @@ fn pack(root: &std::path::Path, data: &[u8], force: bool) {
         root: root.to_path_buf(),
         force,
         dry_run: false,
+        replace_other: false,
     };
     let Ok(packer) = Packer::new(options, Box::new(|_| {})) else {
         return;
