@@ -15,8 +15,12 @@ fn run(line: &[u8]) {
     let conversation = parsed.conversation().to_string();
     let mut out = Vec::new();
     match &parsed {
-        Record::Db { user_version, .. } => {
-            record::write_db(&mut out, &conversation, *user_version);
+        Record::Db {
+            user_version,
+            closed,
+            ..
+        } => {
+            record::write_db(&mut out, &conversation, *user_version, *closed);
         }
         Record::Schema {
             object_type,

@@ -87,5 +87,14 @@ fn run() -> Result<()> {
         }
     }
     decoder.finish(sink.output())?;
-    sink.finish()
+    for warning in decoder.take_warnings() {
+        agy_tools::error::warn(NAME, format_args!("{warning}"));
+    }
+    sink.finish()?;
+    match decoder.incomplete {
+        0 => Ok(()),
+        n => Err(Error::data(format!(
+            "{n} conversation(s) not whole (each named above, and marked \"incomplete\" in its meta record)"
+        ))),
+    }
 }

@@ -10,6 +10,7 @@ use crate::agy::steps::field;
 use crate::agy::wire;
 use crate::error::Result;
 use crate::stream::message::{self, ForkedFrom, Meta};
+use crate::stream::record::End;
 use crate::stream::record::FileContent;
 use crate::stream::spool::Spool;
 use crate::time::Timestamp;
@@ -53,6 +54,12 @@ pub(super) struct Conversation {
     pub(super) waiting: Option<Waiting>,
     /// The brain directory's artifacts, written when the conversation ends.
     pub(super) artifacts: Artifacts,
+    /// Its `db` record says an `end` record closes it.
+    pub(super) closed: bool,
+    /// Its `end` record, once read.
+    pub(super) end: Option<End>,
+    /// Why its messages are not all of it (see [`Meta::incomplete`]).
+    pub(super) incomplete: Option<String>,
 }
 
 impl Conversation {
@@ -74,6 +81,7 @@ impl Conversation {
             model: self.latest_model.clone(),
             parent_conversation_id: self.parent_conversation_id.clone(),
             forked_from: self.forked_from(),
+            incomplete: self.incomplete.clone(),
         }
     }
 

@@ -71,6 +71,12 @@ pub struct Decoder {
     tally: summary::Tally,
     /// What could not be read, for the caller to say on stderr.
     warnings: Vec<String>,
+    /// An `end` record came in this stream, so a conversation without one
+    /// was cut short.
+    saw_end: bool,
+    /// Conversations whose messages are not all of them (each said in a
+    /// warning, and marked in its meta record).
+    pub incomplete: usize,
 }
 
 /// What `agy-encode --onto` learns of an original `steps` row besides its
@@ -143,7 +149,33 @@ impl Decoder {
                 conv.artifacts.file(path, *append, content)?;
                 conv.file(path, *append, content)
             }
+            Record::Db { closed, .. } => {
+                conv.closed = *closed;
+                Ok(())
+            }
+            Record::End { end, .. } => {
+                conv.end = Some(end.clone());
+                self.saw_end = true;
+                Ok(())
+            }
             _ => Ok(()),
+        }
+    }
+
+    /// Why the conversation ending is not whole, if it is not: what its end
+    /// record says could not be read, or that it has none where one was to
+    /// come (its db record said so, or the conversations before it had
+    /// theirs). A stream from before end records says nothing either way.
+    fn incomplete(&self, conv: &Conversation) -> Option<String> {
+        match &conv.end {
+            Some(end) => end
+                .error
+                .as_ref()
+                .map(|error| format!("the row stream says it could not all be read: {error}")),
+            None if conv.closed || self.saw_end => {
+                Some("the row stream was cut short: its end record never came".to_string())
+            }
+            None => None,
         }
     }
 
@@ -175,6 +207,14 @@ impl Decoder {
         };
         if let Some(waiting) = conv.waiting.take() {
             waiting.write(out)?;
+        }
+        conv.incomplete = self.incomplete(&conv);
+        if let Some(why) = &conv.incomplete {
+            self.warnings.push(format!(
+                "conversation {}: its messages are not all of it ({why}); its meta record says so",
+                conv.id
+            ));
+            self.incomplete += 1;
         }
         std::mem::take(&mut conv.artifacts).write(&conv.id, out.buf());
         serde_json::to_writer(&mut *out.buf(), &conv.meta())

@@ -34,6 +34,9 @@ struct MetaFields {
     title: Option<String>,
     parent_conversation_id: Option<String>,
     forked_from: Option<ForkedFrom>,
+    /// The meta record says the conversation is not whole (agy-decode of a
+    /// row stream cut short or not all read).
+    incomplete: Option<String>,
 }
 
 pub(super) struct Conversation {
@@ -73,7 +76,7 @@ pub(super) struct Conversation {
 
 impl Conversation {
     pub(super) fn start(id: String, out: &mut Vec<u8>) -> Conversation {
-        record::write_db(out, &id, sqlite::AGY_USER_VERSION);
+        record::write_db(out, &id, sqlite::AGY_USER_VERSION, true);
         for &(object_type, name, sql) in sqlite::AGY_SCHEMA {
             record::write_schema(out, &id, object_type, name, sql);
         }
@@ -161,6 +164,11 @@ impl Conversation {
         }
     }
 
+    /// Why the conversation is not whole, as its meta record says.
+    pub(super) fn incomplete(&self) -> Option<String> {
+        self.meta.incomplete.clone()
+    }
+
     pub(super) fn meta(&mut self, record: InputRecord) -> Result<()> {
         if self.meta.seen {
             return Err(Error::data("second meta record for this conversation"));
@@ -178,6 +186,7 @@ impl Conversation {
             title: record.title,
             parent_conversation_id: record.parent_conversation_id,
             forked_from: record.forked_from,
+            incomplete: record.incomplete,
         };
         if let Some(fork) = &self.meta.forked_from {
             fork_reference(fork)?;

@@ -182,13 +182,15 @@ impl Encoder {
             return Ok(());
         };
         let id = conv.id.clone();
+        let incomplete = conv.incomplete();
         let mut steps = StepWriter {
             out,
             generic: self.options.generic,
         };
         conv.finish(&mut steps)?;
-        // The brain directory is the one made here, whole.
-        record::close(out, &id, true, None)?;
+        // The brain directory is the one made here, whole; the conversation
+        // is as whole as its messages were.
+        record::close(out, &id, true, incomplete)?;
         self.finished.insert(id);
         Ok(())
     }

@@ -96,6 +96,7 @@ pub fn each_record(conv: Conversation, mut take: impl FnMut(&[u8]) -> Result<()>
         model: meta.model,
         parent_conversation_id: None,
         forked_from: None,
+        incomplete: None,
     };
     take(&serde_json::to_vec(&meta).expect("serializing to a Vec cannot fail"))
 }

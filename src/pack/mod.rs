@@ -97,6 +97,8 @@ struct Pending {
     saw_schema: bool,
     /// The records that came, counted as an `end` record counts them.
     counts: Counts,
+    /// Its `db` record says an `end` record closes it.
+    closed: bool,
     /// The conversation's `end` record, once it came (checked).
     end: Option<End>,
     /// The hash of its lines, when it may replace a conversation in place
@@ -324,6 +326,7 @@ impl Packer {
             files: HashSet::new(),
             saw_schema: false,
             counts: Counts::default(),
+            closed: false,
             end: None,
             lines: (self.options.force
                 && !self.options.dry_run
@@ -395,12 +398,17 @@ impl Packer {
                 }
                 pending.end = Some(end);
             }
-            Record::Db { user_version, .. } => {
+            Record::Db {
+                user_version,
+                closed,
+                ..
+            } => {
                 if pending.stage != Stage::Start {
                     return Err(Error::data(
                         "db record must be the first record of its conversation",
                     ));
                 }
+                pending.closed = closed;
                 pending.user_version = user_version;
                 pending.stage = Stage::Db;
             }
@@ -479,8 +487,10 @@ impl Packer {
             same::check_lineage(pending.conn(), &pending.names.db, &pending.id)?;
         }
         if let Some(lines) = &pending.lines {
-            let brain_read = pending.end.as_ref().is_none_or(|end| end.brain_read);
-            if lines.same_as_in_place(&pending.names.db, &pending.names.brain, brain_read) {
+            // The brain is dumped unless the stream left it out (--no-brain).
+            let brain =
+                pending.end.as_ref().is_none_or(|end| end.brain_read) || !pending.files.is_empty();
+            if lines.same_as_in_place(&pending.names.db, &pending.names.brain, brain) {
                 discard(pending);
                 return Ok(Placed::Unchanged(pending.names.db.clone()));
             }
@@ -521,13 +531,18 @@ impl Packer {
 
 impl Packer {
     /// Refuses a conversation the stream does not show whole: one without
-    /// its `end` record in a stream whose other conversations have theirs
-    /// (cut short), and one without it that would replace a conversation
-    /// in place. A stream from before end records still makes new
-    /// conversations, with a warning.
+    /// the `end` record its `db` record promised, or that the stream's other
+    /// conversations have (cut short), and one without it that would
+    /// replace a conversation in place. A stream from before end records
+    /// still makes new conversations, with a warning.
     fn check_whole(&mut self, pending: &Pending) -> Result<()> {
         if pending.end.is_some() {
             return Ok(());
+        }
+        if pending.closed {
+            return Err(Error::data(
+                "its end record never came, though its db record says one closes it: the stream was cut short",
+            ));
         }
         if self.saw_end {
             return Err(Error::data(

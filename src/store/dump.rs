@@ -403,7 +403,7 @@ fn dump_one(
 /// The db, schema and row records of one database, `steps` rows last.
 pub fn dump_database(source: &dyn Tables, id: &str, out: &mut Output) -> Result<Damaged> {
     let mut damaged = Damaged::default();
-    record::write_db(out.buf(), id, source.user_version()?);
+    record::write_db(out.buf(), id, source.user_version()?, true);
     out.end_record()?;
     let schema = source.schema();
     for object in schema {

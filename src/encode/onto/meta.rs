@@ -44,12 +44,18 @@ impl Merger {
     /// The meta record: the original's, unless it changed.
     pub(super) fn meta(&mut self, line: &[u8], out: &mut Output) -> Result<()> {
         self.drain_steps(out)?;
+        self.conv.as_mut().expect("a conversation is open").saw_meta = true;
         let original = self.decoder.meta_line();
         if line == original.as_slice() {
             return Ok(());
         }
         let edited: serde_json::Map<String, serde_json::Value> =
             serde_json::from_slice(line).map_err(|e| Error::data(format!("bad JSON: {e}")))?;
+        if let Some(why) = edited.get("incomplete") {
+            return Err(Error::data(format!(
+                "its meta record says its messages are not all of it ({why}): what is missing would be deleted; nothing of it is written back"
+            )));
+        }
         let before: serde_json::Map<String, serde_json::Value> =
             serde_json::from_slice(&original).expect("the decoder writes JSON");
         let mut changed: Vec<&str> = Vec::new();

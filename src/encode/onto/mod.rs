@@ -126,6 +126,9 @@ struct Merge {
     after: Tally,
     /// The original's end record, once read (checked).
     original_end: Option<End>,
+    /// The edited stream's meta record came: agy-decode writes it last, so
+    /// a stream without it was cut short.
+    saw_meta: bool,
 }
 
 /// A text edit, (old, new).
@@ -260,11 +263,13 @@ impl Merger {
                     "conversation {id:?} appears again after another one; a stream keeps each conversation's records together"
                 )));
             }
-            self.begin(&id, out)?;
+            self.begin(&id, out)
+                .map_err(|e| e.context(format!("conversation {id}")))?;
         }
+        let in_conversation = |e: Error| e.context(format!("conversation {id}"));
         match kind.as_slice() {
-            b"meta" => self.meta(line, out),
-            b"message" => self.message(line, out),
+            b"meta" => self.meta(line, out).map_err(in_conversation),
+            b"message" => self.message(line, out).map_err(in_conversation),
             // The original's brain files, artifacts among them, are carried
             // over as they were.
             b"artifact" => Ok(()),
@@ -277,8 +282,15 @@ impl Merger {
 
     /// Ends the conversation being merged, if any.
     pub fn finish(&mut self, out: &mut Output) -> Result<()> {
-        if self.conv.is_none() {
+        let Some(conv) = &self.conv else {
             return Ok(());
+        };
+        if !conv.saw_meta {
+            return Err(Error::data(format!(
+                "conversation {}: the message stream ends without its meta record, which agy-decode writes last: \
+                 it was cut short, and what is missing would be deleted; nothing of it is written back",
+                conv.id
+            )));
         }
         self.drain_steps(out)?;
         let mut conv = self.conv.take().expect("checked above");
@@ -394,6 +406,7 @@ impl Merger {
             meta_edit: None,
             after: Tally::default(),
             original_end: None,
+            saw_meta: false,
         };
         record::count_from_here(out);
         let mut found = false;

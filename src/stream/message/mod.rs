@@ -192,6 +192,11 @@ pub struct Meta<'a> {
     pub parent_conversation_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<ForkedFrom>,
+    /// Why the conversation's messages are not all of it: the row stream
+    /// said it could not all be read, or was cut short. Written, and
+    /// refused where a whole conversation is needed (agy-encode --onto).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 /// Where a forked conversation was cut from (a `parent_references` row):
@@ -246,6 +251,7 @@ pub const RECORD_KEYS: &[(&str, &[&str])] = &[
             "model",
             "parent_conversation_id",
             "forked_from",
+            "incomplete",
         ],
     ),
     // A brain artifact (agy-decode writes it; agy-encode writes it back).
@@ -320,6 +326,8 @@ pub struct InputRecord<'a> {
     pub raw: Option<String>,
     pub parent_conversation_id: Option<String>,
     pub forked_from: Option<ForkedFrom>,
+    /// A `meta` record's word that the conversation is not whole.
+    pub incomplete: Option<String>,
     /// An `artifact` record's file name, time and Markdown.
     pub name: Option<String>,
     pub time: Option<String>,

@@ -349,6 +349,7 @@ struct RawRecord<'a> {
     #[serde(borrow)]
     hex: Option<Cow<'a, str>>,
     append: Option<bool>,
+    closed: Option<bool>,
     whole: Option<bool>,
     #[serde(borrow)]
     error: Option<Cow<'a, str>>,
@@ -382,6 +383,9 @@ pub enum Record<'a> {
     Db {
         conversation: Cow<'a, str>,
         user_version: i64,
+        /// The conversation's records end with an `end` record: without
+        /// one, it was cut short.
+        closed: bool,
     },
     Schema {
         conversation: Cow<'a, str>,
@@ -441,6 +445,7 @@ impl<'a> Record<'a> {
                 user_version: raw
                     .user_version
                     .ok_or_else(|| Error::data("db record has no integer \"user_version\""))?,
+                closed: raw.closed.unwrap_or(false),
             },
             "schema" => Record::Schema {
                 conversation,

@@ -55,11 +55,17 @@ fn write_head(out: &mut Vec<u8>, conversation: &str, kind: &str) {
     out.push(b'"');
 }
 
-/// `{"conversation":…,"kind":"db","user_version":N}`
-pub fn write_db(out: &mut Vec<u8>, conversation: &str, user_version: i64) {
+/// `{"conversation":…,"kind":"db","user_version":N,"closed":true}`:
+/// `closed` says that the conversation's records end with an `end` record
+/// (see [`End`](super::End)), so a reader that meets the next conversation,
+/// or the end of the stream, before it knows the conversation was cut.
+pub fn write_db(out: &mut Vec<u8>, conversation: &str, user_version: i64, closed: bool) {
     write_head(out, conversation, "db");
     out.extend_from_slice(b",\"user_version\":");
     json::write_i64(out, user_version);
+    if closed {
+        out.extend_from_slice(b",\"closed\":true");
+    }
     out.extend_from_slice(b"}\n");
 }
 
