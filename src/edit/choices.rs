@@ -14,6 +14,13 @@
 //! - agy's own fork starts its brain transcript afresh (its chunk held only
 //!   the fork's own steps), and agy's own rewind leaves the removed steps'
 //!   transcript lines in place.
+//!
+//! One choice departs from those facts on purpose, and is made in
+//! `trim.rs`, where the transcripts are cut: a rewind and a fork leave the
+//! removed steps' lines out of the brain transcripts (and a fork keeps the
+//! parent's lines of the steps it keeps), so that a transcript never shows a
+//! step the conversation no longer has. No fact says agy reads its
+//! transcripts back.
 
 use uuid::Uuid;
 
