@@ -233,10 +233,11 @@ fn a_desktop_conversation_copied_into_the_cli_leaves_the_desktop_store_alone() {
     assert!(dumped.status.success(), "{}", stderr(&dumped));
     let edited = run("agy-edit", &["lane", "cli"], &dumped.stdout);
     assert!(edited.status.success(), "{}", stderr(&edited));
+    // The desktop project's UUID is kept: a real CLI conversation names
+    // one too (FORMAT.md 16 row 11).
     assert!(
-        stderr(&edited).contains(&format!(
-            "trajectory source 1 -> 17, project {PROJECT} -> default-cli-project (the desktop project {PROJECT} cannot be kept: the CLI has one project), index row source, app_data_dir, status, project_id"
-        )),
+        stderr(&edited)
+            .contains("trajectory source 1 -> 17, index row source, app_data_dir, status"),
         "{}",
         stderr(&edited)
     );
@@ -255,7 +256,7 @@ fn a_desktop_conversation_copied_into_the_cli_leaves_the_desktop_store_alone() {
         ("source", "antigravity-cli"),
         ("app_data_dir", "antigravity-cli"),
         ("status", ""),
-        ("project_id", "default-cli-project"),
+        ("project_id", PROJECT),
     ] {
         assert_eq!(
             idx::cell(&row, column),
@@ -285,4 +286,60 @@ fn a_desktop_conversation_copied_into_the_cli_leaves_the_desktop_store_alone() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(stderr(&out).contains(words), "{args:?}: {}", stderr(&out));
     }
+}
+
+#[test]
+fn a_cli_conversation_in_a_project_keeps_it_both_ways() {
+    // The shape of a real CLI conversation (trajectory source 17) whose
+    // metadata names a project's UUID (FORMAT.md 16 row 11): `lane cli`
+    // leaves it as it is, `lane desktop` then `lane cli` gives back every
+    // byte, and the index row a reindex derives names the same project as
+    // the metadata, in both lanes.
+    let s = Scratch::new("lane-project");
+    let root = s.join("cli");
+    let db = AgyDb::create(&root, DESK);
+    db.trajectory_metadata(
+        &Msg::new()
+            .msg(1, Msg::new().str(1, "file:///home/me/site"))
+            .ts(2, 1_796_000_000, 0)
+            .str(6, DESK)
+            .str(7, "file:///home/me/site")
+            .str(18, PROJECT)
+            .build(),
+    );
+    db.user_step(0, "Make the header sticky");
+    db.close();
+    idx::create(&root, Shape::V3);
+    run_ok(
+        "agy-pack",
+        &["--reindex", "--root", root.to_str().unwrap()],
+        b"",
+    );
+    let row = idx::row(&root, DESK).unwrap();
+    assert_eq!(idx::cell(&row, "project_id"), Value::Text(PROJECT.into()));
+    let original = run_ok("agy-dump", &[root.to_str().unwrap()], b"");
+
+    let same = run("agy-edit", &["lane", "cli"], &original);
+    assert!(same.status.success(), "{}", stderr(&same));
+    assert!(
+        same.stdout == original,
+        "lane cli changed a CLI conversation"
+    );
+
+    let desktop = run_ok("agy-edit", &["lane", "desktop"], &original);
+    let records = json_lines(&desktop);
+    let index = records.iter().find(|r| r["kind"] == "index").unwrap();
+    assert_eq!(index["row"]["project_id"], PROJECT);
+    let blob = records
+        .iter()
+        .find(|r| r["table"] == "trajectory_metadata_blob")
+        .unwrap();
+    let metadata = hex_cell(blob, "data");
+    assert_eq!(
+        Message::new(&metadata).get_str(18).as_deref(),
+        Some(PROJECT),
+        "the metadata keeps its project"
+    );
+    let back = run_ok("agy-edit", &["lane", "cli"], &desktop);
+    assert!(back == original, "cli -> desktop -> cli");
 }

@@ -193,3 +193,24 @@ fn changed_since_lists_only_what_changed() {
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!(lines[0]["id"], B);
 }
+
+#[test]
+fn a_fork_names_its_parent_as_agy_decode_does() {
+    // A fork's parent is in its FORK reference, not in its metadata:
+    // agy-ls said "parent": null where agy-decode says forked_from.
+    let s = Scratch::new("ls-fork");
+    let parent = "0bb5c533-0f37-4e6b-8578-b94607c75201";
+    let fork = "6f1c2e3d-0000-4000-8000-000000000001";
+    let rows = run_ok("agy-dump", &["--id", parent, &sample()], b"");
+    let forked = run_ok("agy-edit", &["fork", "--at", "5", "--id", fork], &rows);
+    let root = s.join("root");
+    run_ok("agy-pack", &["--root", root.to_str().unwrap()], &forked);
+    let listed = json_lines(&run_ok("agy-ls", &[root.to_str().unwrap()], b""));
+    assert_eq!(listed[0]["id"], fork);
+    assert_eq!(listed[0]["parent"], parent);
+    let meta = json_lines(&run_ok("agy-decode", &[], &forked))
+        .into_iter()
+        .find(|r| r["kind"] == "meta")
+        .unwrap();
+    assert_eq!(meta["forked_from"]["conversation_id"], listed[0]["parent"]);
+}

@@ -30,6 +30,8 @@ pub(super) struct Conversation {
     pub(super) created_at: Option<Timestamp>,
     pub(super) first_step_time: Option<Timestamp>,
     pub(super) parent_conversation_id: Option<String>,
+    /// The trajectory metadata's project id (18), when it names one.
+    pub(super) project_id: Option<String>,
     /// FORK and SUBAGENT_FORK references, in row order.
     pub(super) references: Vec<ForkedFrom>,
     /// Step idx → human model name, from `gen_metadata`.
@@ -172,6 +174,7 @@ impl Conversation {
     }
 
     pub(super) fn read_trajectory_metadata(&mut self, data: &[u8]) {
+        self.project_id = crate::agy::project::project_id(data).filter(|p| !p.is_empty());
         let meta = wire::Message::new(data);
         let workspace = meta.get_message(field::trajectory::WORKSPACES);
         let folder = workspace

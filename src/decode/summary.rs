@@ -174,6 +174,7 @@ impl Tally {
             cwd: conv.cwd.clone(),
             branch: conv.git_branch.clone(),
             parent_conversation_id: conv.parent_conversation_id.clone(),
+            project_id: conv.project_id.clone(),
             last_user_input: self.last_input,
             trajectory_source: None,
         }
@@ -187,6 +188,7 @@ impl Tally {
             cwd: other.cwd.clone(),
             git_branch: other.branch.clone(),
             parent_conversation_id: other.parent_conversation_id.clone(),
+            project_id: other.project_id.clone(),
             ..Conversation::default()
         };
         self.summary(&conv)

@@ -8,9 +8,10 @@
 //! trajectory metadata's project id (`default-cli-project` in the CLI;
 //! `outside-of-project` or a project's UUID in the desktop app) and the
 //! index row's `source`, `app_data_dir`, `status` and `project_id`. Those
-//! are rewritten, nothing else. The CLI has one project: a desktop
-//! project's UUID cannot be kept there, and a move into the CLI says so.
-//! A conversation already of the target lane goes out byte for byte. One
+//! are rewritten, nothing else: each lane's "no project" becomes the
+//! other's, and a project's UUID is kept both ways (a real CLI
+//! conversation names one, FORMAT.md 16 row 11). A conversation already of
+//! the target lane (by its trajectory source) goes out byte for byte. One
 //! of the ACP lane is refused: no fact says what else makes it one.
 //!
 //! agy-edit reads a stream and writes one: the store a conversation came
@@ -58,11 +59,16 @@ pub(super) fn plan(held: &Held, lane: Lane) -> Result<Option<Relane>> {
     let source = facts
         .source
         .ok_or_else(|| Error::data("it has no trajectory_meta row whose source says its lane"))?;
-    Lane::of_trajectory_source(source).ok_or_else(|| {
+    let from = Lane::of_trajectory_source(source).ok_or_else(|| {
         Error::data(format!(
             "its trajectory source is {source}, neither the CLI's (17) nor the desktop app's (1)"
         ))
     })?;
+    if from == lane {
+        // Of that lane already: it goes out byte for byte, whatever project
+        // it names (a CLI conversation may name a project's UUID).
+        return Ok(None);
+    }
     let mut plan = Relane {
         source: None,
         metadata: None,
@@ -119,27 +125,21 @@ pub(super) fn plan(held: &Held, lane: Lane) -> Result<Option<Relane>> {
 }
 
 /// The project id a conversation whose project id is `old` has in `to`,
-/// when it changes.
+/// when it changes: each lane's "no project of its own" becomes the
+/// other's (`default-cli-project`, `outside-of-project`), and a project's
+/// UUID is kept both ways (a real CLI conversation names one, FORMAT.md 16
+/// row 11), so a lane copy and its way back give every byte back.
 fn project_id(old: &str, to: Lane) -> Option<&'static str> {
-    let marks = to.marks()?;
-    let new = match to {
-        // A desktop conversation keeps its project, unless it came from
-        // the CLI, whose one project the desktop app calls no project.
-        Lane::Desktop if old == CLI.project_id => marks.project_id,
-        Lane::Desktop => return None,
-        _ => marks.project_id,
+    let (from, to) = match to {
+        Lane::Desktop => (CLI.project_id, DESKTOP.project_id),
+        Lane::Cli => (DESKTOP.project_id, CLI.project_id),
+        Lane::Acp => return None,
     };
-    (old != new).then_some(new)
+    (old == from).then_some(to)
 }
 
 fn project_said(old: &str, new: &str) -> String {
-    let dropped = old != DESKTOP.project_id && new == CLI.project_id;
-    match dropped {
-        true => format!(
-            "project {old} -> {new} (the desktop project {old} cannot be kept: the CLI has one project)"
-        ),
-        false => format!("project {old} -> {new}"),
-    }
+    format!("project {old} -> {new}")
 }
 
 /// Sets the text column `column` of `index` to what `value` makes of its

@@ -28,6 +28,10 @@ pub struct Summary {
     /// The workspace's git branch (not in the index; agy-ls shows it).
     pub branch: Option<String>,
     pub parent_conversation_id: Option<String>,
+    /// The trajectory metadata's project id: a derived row names the same
+    /// project (a CLI conversation may name a project's UUID, FORMAT.md 16
+    /// row 11), else its lane's.
+    pub project_id: Option<String>,
     /// The idx of the last USER_INPUT step, and its time.
     pub last_user_input: Option<(i64, Option<Timestamp>)>,
     /// `trajectory_meta.source`, when known: the lane whose marks a
@@ -110,7 +114,7 @@ impl Summary {
                     "conversation_id" => text(id),
                     "source" => text(marks.index_source),
                     "app_data_dir" => text(marks.app_data_dir),
-                    "project_id" => text(marks.project_id),
+                    "project_id" => text(self.project_id.as_deref().unwrap_or(marks.project_id)),
                     "status" => text(marks.status),
                     "nesting_depth" | "not_fully_idle" | "killed" => JsonCell::Integer(0),
                     _ => value(name).unwrap_or_else(|| text("")),
@@ -185,6 +189,7 @@ pub(super) mod tests {
             cwd: Some("/home/u/my repo".into()),
             branch: None,
             parent_conversation_id: None,
+            project_id: None,
             last_user_input: Some((
                 3,
                 Some(Timestamp {
