@@ -81,6 +81,7 @@ fn expected_files() -> BTreeSet<PathBuf> {
                 format!("share/fish/vendor_completions.d/{bin}.fish"),
             ]
         })
+        .chain(["share/man/man5/agy-store.5".to_string()])
         .map(PathBuf::from)
         .collect()
 }
