@@ -522,3 +522,34 @@ fn agy_decode_marks_what_is_not_whole() {
         );
     }
 }
+
+#[test]
+fn a_missing_or_unreadable_brain_directory_loses_nothing() {
+    let s = Scratch::new("in-place-no-brain");
+    let root = sample_root(&s, "cs");
+    let brain = root.join("brain").join(PARCEL);
+    // Missing: the stream says the brain was read and held nothing; the
+    // conversation in place has none either, and stays so.
+    std::fs::remove_dir_all(&brain).unwrap();
+    let before = files_under(&root);
+    let rows = dump(&db_path(&root, PARCEL)).stdout;
+    for (name, stages) in recipes(&root) {
+        if name == "rewind" || name == "move" {
+            continue; // these change it: a whole replacement
+        }
+        let outs = pipeline(&rows, &stages);
+        assert!(outs.iter().all(|o| o.status.success()), "{name}");
+        assert_eq!(files_under(&root), before, "{name}");
+    }
+    // Not readable (a file where the directory goes): not dumped at all,
+    // named, and nothing arrives to replace it.
+    std::fs::write(&brain, b"not a directory").unwrap();
+    let before = files_under(&root);
+    let dumped = dump(&db_path(&root, PARCEL));
+    assert_eq!(dumped.status.code(), Some(1));
+    assert!(stderr(&dumped).contains(PARCEL), "{}", stderr(&dumped));
+    for (name, stages) in recipes(&root) {
+        let _ = pipeline(&dumped.stdout, &stages);
+        assert_eq!(files_under(&root), before, "{name}");
+    }
+}
