@@ -511,6 +511,18 @@ if want memory && have_tool agy-dump && have_tool agy-decode; then
         sed '1s/"type":"text","text":"/&Edited: /' "$bm.messages.ndjson" >"$bm.edited.ndjson"
         bigmsg_rss onto_edited "'$encode' --onto '$bm.rows.ndjson' < '$bm.edited.ndjson' > /dev/null"
         bm_line[onto_edited]=$max_line
+        # The same from agy-dump of a store the conversation was packed
+        # into, whose index row (its preview) and brain transcripts hold
+        # the 50 MB text too (issue 39).
+        if have_tool agy-pack; then
+            rm -rf "$bm.packed"
+            "$encode" <"$bm.messages.ndjson" | "$pack" --root "$bm.packed" >/dev/null
+            "$dump" "$bm.packed" >"$bm.packed.rows.ndjson"
+            "$decode" <"$bm.packed.rows.ndjson" >"$bm.packed.messages.ndjson"
+            sed '1s/"type":"text","text":"/&Edited: /' "$bm.packed.messages.ndjson" >"$bm.packed.edited.ndjson"
+            bigmsg_rss onto_packed "'$encode' --onto '$bm.packed.rows.ndjson' < '$bm.packed.edited.ndjson' > /dev/null"
+            bm_line[onto_packed]=$(longest "$bm.packed.rows.ndjson")
+        fi
     fi
     if have_tool agy-pack; then
         bigmsg_rss pack "'$pack' --root '$bm.pack-root' '$bm.rows.ndjson' > /dev/null" "rm -rf '$bm.pack-root'"
@@ -887,6 +899,7 @@ if [[ -n ${rows_line:-} ]]; then
     bm_row encode "agy-encode < messages"
     bm_row onto "agy-encode --onto rows < messages"
     bm_row onto_edited "agy-encode --onto rows < edited"
+    bm_row onto_packed "agy-encode --onto rows-of-a-packed-store < edited"
     bm_row pack "agy-pack --root NEW rows"
     bm_row render "agy-render < messages"
     bm_row render_md "agy-render --format markdown < messages"

@@ -10,6 +10,7 @@ use crate::agy::patch::{self, Generation};
 use crate::agy::steps::field;
 use crate::agy::wire;
 use crate::error::{Error, Result};
+use crate::store::index::IndexRow;
 use crate::stream::io::Output;
 use crate::stream::message::ToolInput;
 use crate::stream::record::{data_cells, edit_row, write_line, CellEdit, FileContent, Record};
@@ -96,17 +97,15 @@ impl Merger {
     fn write_index_row(
         &mut self,
         conv: &mut Merge,
-        user_version: i64,
-        row: &crate::stream::record::RowCells<'_>,
+        original: IndexRow,
         out: &mut Output,
     ) -> Result<()> {
-        let original = crate::store::index::IndexRow::from_record(user_version, row);
         let before = self
             .decoder
             .summary()
             .ok_or_else(|| Error::data("an index record before the conversation's rows"))?;
         let after = conv.after.clone().summary_like(&before);
-        let mut row = after.carry(&before, &original);
+        let mut row = after.carry_into(&before, original);
         if let Some(edit) = &conv.meta_edit {
             edit.index_row(&mut row);
         }
@@ -151,13 +150,17 @@ impl Merger {
                 conv.original_end = Some(self.check_original_end(end)?);
                 continue;
             }
-            if let Record::Index {
-                user_version, row, ..
-            } = &record
-            {
-                self.write_index_row(conv, *user_version, row, out)?;
-                continue;
-            }
+            let record = match record {
+                Record::Index {
+                    user_version, row, ..
+                } => {
+                    let original = IndexRow::from_record_owned(user_version, row);
+                    drop(line);
+                    self.write_index_row(conv, original, out)?;
+                    continue;
+                }
+                record => record,
+            };
             let Record::File {
                 path,
                 append,
@@ -315,7 +318,10 @@ impl Merge {
         append: bool,
         text: &[u8],
     ) -> Result<()> {
-        let mut kept = Vec::with_capacity(text.len());
+        // Grown as lines are kept, not sized for `text` first: a pasted
+        // text's line is tens of MB, and its edit makes copies of it before
+        // the line is kept (see `transcript_line`).
+        let mut kept = Vec::new();
         for line in text.split_inclusive(|&b| b == b'\n') {
             let (body, newline) = match line.strip_suffix(b"\n") {
                 Some(body) => (body, true),
@@ -352,18 +358,28 @@ impl Merge {
         let mut tail = Cow::Borrowed(&line[at..]);
         for (o, n) in self.text_edits.get(&old).into_iter().flatten() {
             // Texts sit in the line as JSON strings; tool arguments as JSON
-            // text inside those, escaped twice.
+            // text inside those, escaped twice. Each form is made only while
+            // it is needed, and the new text's only where the old one is:
+            // with a text of tens of MB, each is as large.
             let eo = escaped(o);
             if eo.is_empty() {
                 continue;
             }
             if memchr::memmem::find(&tail, &eo).is_some() {
-                tail = Cow::Owned(patch::replace_bytes(&tail, &eo, &escaped(n)));
+                let replaced = patch::replace_bytes(&tail, &eo, &escaped(n));
+                tail = Cow::Owned(replaced);
+            }
+            // Escaping the escaped text changes it only where it has a
+            // quote or a backslash.
+            if memchr::memchr2(b'"', b'\\', &eo).is_none() {
+                continue;
             }
             let eo2 = escaped(&String::from_utf8_lossy(&eo));
-            if eo2 != eo && memchr::memmem::find(&tail, &eo2).is_some() {
+            drop(eo);
+            if memchr::memmem::find(&tail, &eo2).is_some() {
                 let en2 = escaped(&String::from_utf8_lossy(&escaped(n)));
-                tail = Cow::Owned(patch::replace_bytes(&tail, &eo2, &en2));
+                let replaced = patch::replace_bytes(&tail, &eo2, &en2);
+                tail = Cow::Owned(replaced);
             }
         }
         out.extend_from_slice(brain::LINE_HEAD);

@@ -91,6 +91,20 @@ pub struct IndexRow {
 }
 
 impl IndexRow {
+    /// The row an `index` record carries, its values moved out of the
+    /// record where they are its own (a preview of tens of MB is not
+    /// copied).
+    pub fn from_record_owned(user_version: i64, row: RowCells<'_>) -> IndexRow {
+        IndexRow {
+            user_version,
+            cells: row
+                .0
+                .into_iter()
+                .map(|(name, cell)| (name.into_owned(), cell.into_owned()))
+                .collect(),
+        }
+    }
+
     /// The row an `index` record carries.
     pub fn from_record(user_version: i64, row: &RowCells<'_>) -> IndexRow {
         IndexRow {

@@ -54,9 +54,16 @@ pub(super) fn text(value: impl Into<String>) -> JsonCell<'static> {
     JsonCell::Plain(Cow::Owned(value.into()))
 }
 
+/// A text cell of `value` (empty when there is none), borrowed.
+fn borrowed(value: Option<&str>) -> JsonCell<'_> {
+    JsonCell::Plain(Cow::Borrowed(value.unwrap_or_default()))
+}
+
 impl Summary {
-    /// The columns a summary decides, with their values.
-    fn derived(&self) -> Vec<(&'static str, JsonCell<'static>)> {
+    /// The columns a summary decides, with their values; the title and
+    /// the preview borrowed (a pasted preview is tens of MB, and `carry`
+    /// compares two summaries' columns).
+    fn derived(&self) -> Vec<(&'static str, JsonCell<'_>)> {
         let last_modified = self.last_step_time.or(self.created);
         let time =
             |t: Option<Timestamp>| text(t.and_then(format_time).as_deref().unwrap_or(NO_TIME));
@@ -69,8 +76,8 @@ impl Summary {
             None => "[]".to_string(),
         };
         vec![
-            ("title", text(self.title.clone().unwrap_or_default())),
-            ("preview", text(self.preview.clone().unwrap_or_default())),
+            ("title", borrowed(self.title.as_deref())),
+            ("preview", borrowed(self.preview.as_deref())),
             ("step_count", JsonCell::Integer(self.step_count)),
             ("last_modified_time", time(last_modified)),
             ("workspace_uris", text(workspaces)),
@@ -103,7 +110,7 @@ impl Summary {
             derived
                 .iter()
                 .find(|(n, _)| *n == name)
-                .map(|(_, v)| v.clone())
+                .map(|(_, v)| v.clone().into_owned())
         };
         let columns = ddl_columns();
         let cells = columns
@@ -149,7 +156,7 @@ impl Summary {
             if name == "title" && named.is_some_and(|t| !t.is_empty()) {
                 continue;
             }
-            out.set(name, value);
+            out.set(name, value.into_owned());
         }
         out
     }
@@ -159,13 +166,17 @@ impl Summary {
     /// this (`agy-encode --onto`): a column whose derived value the edit
     /// changed takes the new one, every other keeps its bytes.
     pub fn carry(&self, before: &Summary, row: &IndexRow) -> IndexRow {
-        let mut out = row.clone();
+        self.carry_into(before, row.clone())
+    }
+
+    /// [`Summary::carry`] onto a row that is the caller's to give.
+    pub fn carry_into(&self, before: &Summary, mut row: IndexRow) -> IndexRow {
         for ((name, old), (_, new)) in before.derived().into_iter().zip(self.derived()) {
             if old != new {
-                out.set(name, new);
+                row.set(name, new.into_owned());
             }
         }
-        out
+        row
     }
 }
 
