@@ -15,37 +15,10 @@
 # Prints a markdown table on stdout.
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
-top=$PWD
-quick=${BENCH_QUICK:-}
-data=${BENCH_DATA:-$top/target/bench-data${quick:+-quick}}
+NAME=edit
 runs=${BENCH_RUNS:-5}
-bin=$top/target/release
-scratch=$data/scratch-edit
-mkdir -p "$data" "$scratch"
-say() { printf 'bench/edit: %s\n' "$*" >&2; }
+source "$(dirname "$0")/lib.sh"
 
-if [[ -z ${BENCH_NO_BUILD:-} ]]; then
-    say "building release binaries"
-    cargo build --release --examples --bins >&2
-fi
-
-# The 2,000-conversation store of bench/run.sh (ROOT2000: 30 steps, brain
-# transcripts, 4 KiB pages), generated here when run.sh has not.
-n=2000
-[[ -n $quick ]] && n=20
-store=$data/store2000
-stamp="edit $n"
-if [[ ! -d $store/conversations ]]; then
-    store=$data/edit-store$n
-    if [[ ! -f $store/.stamp || $(cat "$store/.stamp") != "$stamp" ]]; then
-        say "generating $store"
-        rm -rf "$store"
-        "$bin/examples/gen-store" --root "$store" --conversations "$n" --steps 30 \
-            --target-bytes 62000 --max-output 65536 --seed 2 --page-size 4096 >&2
-        echo "$stamp" > "$store/.stamp"
-    fi
-fi
 # A store at rest has no sidecars (txcript's runs leave them, see run.sh),
 # and, as agy keeps it, an index: every conversation's row is written by
 # agy-pack --reindex into a copy, so every pipeline below writes index rows.
@@ -80,7 +53,7 @@ order=(pack settle rewind fork move everywhere lane)
 out_dir=${BENCH_OUT:-$scratch}
 mkdir -p "$out_dir"
 once() {
-    local name=$1 out=$out_dir/out-$1 t=$scratch/time-$1
+    local name=$1 out=$out_dir/out-$1
     rm -rf "$out"
     local cmd
     if [[ $name == pack ]]; then
@@ -88,14 +61,7 @@ once() {
     else
         cmd="'$bin/agy-dump' '$store' | '$bin/agy-edit' ${ops[$name]} 2>/dev/null | '$bin/agy-pack' --force --root '$out' >/dev/null"
     fi
-    # bash's times of the children: CPU of every stage of the pipeline.
-    local start end
-    start=$(date +%s%N)
-    bash -c "$cmd; times" > "$t"
-    end=$(date +%s%N)
-    awk -v w="$(( end - start ))" 'NR == 2 {
-        split($1, u, /[ms]/); split($2, s, /[ms]/)
-        printf "%.4f %.4f\n", w / 1e9, u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$t"
+    timed "$cmd" "$scratch/time-$name"
 }
 
 say "$runs interleaved runs of ${order[*]} over $conversations conversations"
@@ -108,7 +74,6 @@ for ((i = 0; i < runs; i++)); do
         cpu[$name]+="$c "
     done
 done
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # agy-edit alone on the rows: time and peak RSS.
 alone() {

@@ -14,35 +14,10 @@
 # conversations: checks the script). Prints a markdown table on stdout.
 set -euo pipefail
 
-old_bin=${1:?usage: bench/inplace.sh OLD_BIN}
-cd "$(dirname "$0")/.."
-top=$PWD
-quick=${BENCH_QUICK:-}
-data=${BENCH_DATA:-$top/target/bench-data${quick:+-quick}}
+old_bin=$(cd "${1:?usage: bench/inplace.sh OLD_BIN}" && pwd)
+NAME=inplace
 runs=${BENCH_RUNS:-3}
-bin=$top/target/release
-scratch=$data/scratch-inplace
-mkdir -p "$data" "$scratch"
-say() { printf 'bench/inplace: %s\n' "$*" >&2; }
-
-if [[ -z ${BENCH_NO_BUILD:-} ]]; then
-    say "building release binaries"
-    cargo build --release --examples --bins >&2
-fi
-
-# The 2,000-conversation store of bench/run.sh and bench/edit.sh (30 steps,
-# brain transcripts, 4 KiB pages), generated here when neither made it.
-n=2000
-[[ -n $quick ]] && n=20
-store=$data/store2000
-if [[ ! -d $store/conversations ]]; then
-    store=$data/edit-store$n
-    if [[ ! -d $store/conversations ]]; then
-        say "generating $store"
-        "$bin/examples/gen-store" --root "$store" --conversations "$n" --steps 30 \
-            --target-bytes 62000 --max-output 65536 --seed 2 --page-size 4096 >&2
-    fi
-fi
+source "$(dirname "$0")/lib.sh"
 
 # Each side works on its own copy, indexed as agy keeps a store, so that
 # every conversation has an index row to keep.
@@ -61,15 +36,9 @@ stamps() {
 
 # One run of SIDE (new or old) on its root: prints "wall cpu" in seconds.
 once() {
-    local side=$1 dir=$2 root=$scratch/root-$1 t=$scratch/time-$1
-    local cmd="'$dir/agy-dump' '$root' | '$dir/agy-edit' settle 2>/dev/null | '$dir/agy-pack' --force --root '$root' >/dev/null 2>&1"
-    local start end
-    start=$(date +%s%N)
-    bash -c "$cmd; times" > "$t"
-    end=$(date +%s%N)
-    awk -v w="$(( end - start ))" 'NR == 2 {
-        split($1, u, /[ms]/); split($2, s, /[ms]/)
-        printf "%.4f %.4f\n", w / 1e9, u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$t"
+    local side=$1 dir=$2 root=$scratch/root-$1
+    timed "'$dir/agy-dump' '$root' | '$dir/agy-edit' settle 2>/dev/null | '$dir/agy-pack' --force --root '$root' >/dev/null 2>&1" \
+        "$scratch/time-$side"
 }
 
 say "copying $store for each side"
@@ -92,7 +61,6 @@ done
 after=$(stamps "$scratch/root-new" | md5sum)
 untouched=no
 [[ $before == "$after" ]] && untouched=yes
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [[ -n $(git status --porcelain 2>/dev/null) ]] && commit+=" + uncommitted changes"

@@ -98,20 +98,14 @@ impl Held {
         }
     }
 
-    /// That the conversation arrived whole: its end record came, says all
-    /// of it was read, and counted what came before it.
+    /// That the conversation arrived whole: its end record came (which
+    /// [`Held::take`] checked when it came).
     pub fn check_whole(&self) -> Result<&End> {
-        let end = self.end.as_ref().ok_or_else(|| {
+        self.end.as_ref().ok_or_else(|| {
             Error::data(
                 "it has no end record, so the stream may have been cut short (agy-dump closes each conversation with one)",
             )
-        })?;
-        match &end.error {
-            Some(error) => Err(Error::data(format!(
-                "its end record says it could not all be read ({error})"
-            ))),
-            None => Ok(end),
-        }
+        })
     }
 
     /// Takes one line of this conversation.
@@ -157,13 +151,7 @@ impl Held {
         let Record::End { end, .. } = record else {
             return Ok(());
         };
-        if let Some(said) = &end.counts {
-            if let Some(missing) = self.counts.missing_from(said) {
-                return Err(Error::data(format!(
-                    "its records are not all there ({missing}): the stream was cut or filtered"
-                )));
-            }
-        }
+        end.check(&self.counts)?;
         self.end = Some(end.clone());
         Ok(())
     }

@@ -334,18 +334,7 @@ impl Packer {
         match record {
             Record::End { end, .. } => {
                 self.saw_end = true;
-                if let Some(error) = &end.error {
-                    return Err(Error::data(format!(
-                        "its end record says it could not all be read ({error}): only a whole conversation is written"
-                    )));
-                }
-                if let Some(said) = &end.counts {
-                    if let Some(missing) = pending.counts.missing_from(said) {
-                        return Err(Error::data(format!(
-                            "its records are not all there ({missing}): the stream was cut or filtered"
-                        )));
-                    }
-                }
+                end.check(&pending.counts)?;
                 pending.end = Some(end);
             }
             Record::Db {

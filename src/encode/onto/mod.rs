@@ -321,20 +321,8 @@ impl Merger {
                 "conversation {id}: {why}; nothing of it is written back"
             )))
         };
-        if let Some(error) = &end.error {
-            return Err(refuse(format!(
-                "its end record says it could not all be read ({error})"
-            )));
-        }
-        if let Some(missing) = end
-            .counts
-            .as_ref()
-            .and_then(|said| counts.missing_from(said))
-        {
-            return Err(refuse(format!(
-                "its records are not all there ({missing}): the stream was cut or filtered"
-            )));
-        }
+        end.check(counts)
+            .map_err(|e| refuse(e.message().to_string()))?;
         Ok(end.clone())
     }
 

@@ -146,6 +146,28 @@ impl End {
         self.error.is_none()
     }
 
+    /// That the conversation this record closes arrived whole: it says all
+    /// of it was read, and the records that came (`arrived`) are the ones
+    /// it counts, when it counts them. The error says which, in the words
+    /// every tool uses.
+    pub fn check(&self, arrived: &Counts) -> Result<()> {
+        if let Some(error) = &self.error {
+            return Err(Error::data(format!(
+                "its end record says it could not all be read ({error})"
+            )));
+        }
+        match self
+            .counts
+            .as_ref()
+            .and_then(|said| arrived.missing_from(said))
+        {
+            Some(missing) => Err(Error::data(format!(
+                "its records are not all there ({missing}): the stream was cut or filtered"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// Writes the record, with its newline.
     pub fn write(&self, out: &mut Vec<u8>, conversation: &str) {
         out.extend_from_slice(b"{\"conversation\":");
@@ -389,6 +411,33 @@ mod tests {
             br#"{"conversation":"c","kind":"row","table":"t","row":{"#,
             false
         ));
+    }
+
+    #[test]
+    fn a_whole_conversation_is_one_that_is_all_there() {
+        let end = ends_with_counts();
+        assert!(end.check(&counts()).is_ok());
+        let mut short = counts();
+        short.files = 0;
+        let err = end.check(&short).unwrap_err();
+        assert!(err.message().contains("not all there"), "{err}");
+        let uncounted = End {
+            counts: None,
+            ..end.clone()
+        };
+        assert!(
+            uncounted.check(&short).is_ok(),
+            "nothing counted, nothing checked"
+        );
+        let damaged = End {
+            error: Some("page 4".into()),
+            ..end
+        };
+        let err = damaged.check(&counts()).unwrap_err();
+        assert!(
+            err.message().contains("could not all be read (page 4)"),
+            "{err}"
+        );
     }
 
     #[test]
