@@ -15,10 +15,11 @@ use crate::decode::summary::StepFacts;
 use crate::error::{Error, Result};
 use crate::store::sqlite;
 use crate::stream::io;
-use crate::stream::message::{self, ForkedFrom, InputRecord, Role};
+use crate::stream::message::{self, ForkedFrom, InputRecord, Role, Usage};
 use crate::stream::record::{self, Cell, RowShape};
 use crate::time::Timestamp;
 
+use super::generation;
 use super::step::{head_room, metadata, timestamp_fields, Step, StepWriter};
 use super::transcript::{Transcript, TranscriptLine, TRANSCRIPT, TRANSCRIPT_FULL};
 #[cfg(doc)]
@@ -44,8 +45,11 @@ pub(super) struct Conversation {
     /// What each of its `steps` rows starts with and their keys.
     steps_row: RowShape,
     pub(super) next_idx: i64,
-    /// Steps for `agy-encode --onto` ([`Synth`]): no brain transcripts.
+    /// Steps for `agy-encode --onto` ([`Synth`]): no brain transcripts,
+    /// and no `gen_metadata` rows (the original's are carried).
     pub(super) onto: bool,
+    /// `gen_metadata` rows written: the next one's idx.
+    generations: i64,
     pub(super) open_calls: Vec<OpenCall>,
     /// The call the step just written raw executed: agy-decode shows that
     /// step's result as the next message's tool_result, which the step
@@ -105,6 +109,7 @@ impl Conversation {
             id,
             next_idx: 0,
             onto: false,
+            generations: 0,
             open_calls: Vec::new(),
             raw_call: None,
             meta: MetaFields::default(),
@@ -162,6 +167,38 @@ impl Conversation {
                 steps,
             ),
         }
+    }
+
+    /// Writes the `gen_metadata` row of the generation that made step
+    /// `idx` ([`generation`]), when the turn says what it consumed; none
+    /// for `--onto`, which carries the original's rows.
+    pub(super) fn write_generation(
+        &mut self,
+        idx: i64,
+        model: Option<&str>,
+        usage: Option<&Usage>,
+        steps: &mut StepWriter<'_>,
+    ) -> Result<()> {
+        let Some(usage) = usage.filter(|u| !u.is_empty()) else {
+            return Ok(());
+        };
+        if self.onto {
+            return Ok(());
+        }
+        let data = generation::data(&self.id, idx, model, usage);
+        record::write_row(
+            steps.out.buf(),
+            &self.id,
+            "gen_metadata",
+            &sqlite::agy_columns("gen_metadata"),
+            [
+                Cell::Integer(self.generations),
+                Cell::Blob(Cow::Borrowed(&data)),
+                Cell::Integer(data.len() as i64),
+            ],
+        );
+        self.generations += 1;
+        steps.out.end_record()
     }
 
     /// Why the conversation is not whole, as its meta record says.

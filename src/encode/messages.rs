@@ -339,6 +339,7 @@ impl Conversation {
                 line,
             },
         )?;
+        self.write_generation(idx, model, usage, steps)?;
         for call in calls {
             // A second open call with the same id: the first one will never
             // be answered (decode pairs results with the latest), so it is

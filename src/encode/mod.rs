@@ -20,6 +20,7 @@
 mod artifacts;
 mod calls;
 mod conversation;
+mod generation;
 mod messages;
 pub mod onto;
 mod payload;

@@ -353,14 +353,19 @@ fn gemini_record(
     record.insert("content".into(), content);
     record.insert("thoughts".into(), Value::Array(thoughts));
     if let Some(usage) = usage {
-        let input = usage.input_tokens.unwrap_or(0);
+        // Gemini's prompt count holds the cached tokens, which agy's input
+        // count leaves out (agy-store(5), USAGE); its output count leaves
+        // out the thoughts, which agy's holds, and how many of those there
+        // were is not known here: all of it goes to `output`.
+        let cached = usage.cache_read_input_tokens.unwrap_or(0);
+        let input = usage.input_tokens.unwrap_or(0) + cached;
         let output = usage.output_tokens.unwrap_or(0);
         record.insert(
             "tokens".into(),
             object([
                 ("input", input.into()),
                 ("output", output.into()),
-                ("cached", usage.cache_read_input_tokens.unwrap_or(0).into()),
+                ("cached", cached.into()),
                 ("thoughts", 0.into()),
                 ("tool", 0.into()),
                 ("total", (input + output).into()),

@@ -495,13 +495,22 @@ fn gemini_messages(
             }
         }
     }
+    // Gemini CLI records Gemini's counts: `input` is the prompt with its
+    // cached part, `output` the reply without its `thoughts`. agy counts
+    // input without the cache reads and output with the thinking
+    // (agy-store(5), USAGE).
     let tokens = record.get("tokens");
     let count = |key: &str| tokens.and_then(|t| t.get(key)).and_then(Value::as_u64);
+    let cached = count("cached").unwrap_or(0);
+    let output = match (count("output"), count("thoughts")) {
+        (None, None) => None,
+        (output, thoughts) => Some(output.unwrap_or(0) + thoughts.unwrap_or(0)),
+    };
     let usage = Usage {
-        input_tokens: count("input"),
-        output_tokens: count("output"),
+        input_tokens: count("input").map(|input| input.saturating_sub(cached)),
+        output_tokens: output,
         cache_creation_input_tokens: None,
-        cache_read_input_tokens: count("cached").filter(|&n| n > 0),
+        cache_read_input_tokens: (cached > 0).then_some(cached),
     };
     let msg = Msg {
         role: Role::Assistant,

@@ -76,6 +76,10 @@ pub mod usage {
     pub const OUTPUT_TOKENS: u32 = 3;
     pub const CACHE_WRITE_TOKENS: u32 = 4;
     pub const CACHE_READ_TOKENS: u32 = 5;
+    pub const THINKING_TOKENS: u32 = 9;
+    pub const RESPONSE_TOKENS: u32 = 10;
+    /// The response's id: one generation's, wherever its row is copied.
+    pub const RESPONSE_ID: u32 = 11;
 }
 
 /// CortexStepUserInput (Step field 19).
