@@ -186,7 +186,7 @@ impl End {
         });
         if let Some(counts) = &self.counts {
             out.extend_from_slice(b",\"schema\":");
-            json::write_i64(out, counts.schema as i64);
+            json::write_u64(out, counts.schema);
             out.extend_from_slice(b",\"rows\":{");
             for (i, (table, n)) in counts.rows.iter().enumerate() {
                 if i > 0 {
@@ -194,12 +194,12 @@ impl End {
                 }
                 json::write_str(out, table);
                 out.push(b':');
-                json::write_i64(out, *n as i64);
+                json::write_u64(out, *n);
             }
             out.extend_from_slice(b"},\"index\":");
-            json::write_i64(out, counts.index as i64);
+            json::write_u64(out, counts.index);
             out.extend_from_slice(b",\"files\":");
-            json::write_i64(out, counts.files as i64);
+            json::write_u64(out, counts.files);
         }
         out.extend_from_slice(b"}\n");
     }
@@ -326,6 +326,18 @@ mod tests {
                 error: None,
                 brain_read: true,
                 counts: None,
+            },
+            // Counts past i64 (fuzz/ found one written as a negative
+            // number, which then did not read back).
+            End {
+                error: None,
+                brain_read: true,
+                counts: Some(Counts {
+                    schema: u64::MAX,
+                    rows: [("t".to_string(), u64::MAX - 1)].into(),
+                    index: i64::MAX as u64 + 1,
+                    files: u64::MAX,
+                }),
             },
         ];
         for end in ends {
