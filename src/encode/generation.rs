@@ -34,16 +34,7 @@ pub(super) fn data(conversation: &str, idx: i64, model: Option<&str>, usage: &Us
             if let Some(value) = model.and_then(steps::model_enum_value) {
                 stats.varint(MODEL, value);
             }
-            for (number, value) in [
-                (INPUT_TOKENS, usage.input_tokens),
-                (OUTPUT_TOKENS, usage.output_tokens),
-                (CACHE_WRITE_TOKENS, usage.cache_creation_input_tokens),
-                (CACHE_READ_TOKENS, usage.cache_read_input_tokens),
-            ] {
-                if let Some(v) = value {
-                    stats.varint(number, v);
-                }
-            }
+            counts(stats, usage);
             let id = response.simple().to_string();
             stats.string(RESPONSE_ID, &format!("req_{}", &id[..20]));
         });
@@ -53,6 +44,23 @@ pub(super) fn data(conversation: &str, idx: i64, model: Option<&str>, usage: &Us
     });
     generation.varint(field::generator::STEP_INDICES, idx as u64);
     generation.into_bytes()
+}
+
+/// The four counts of a ModelUsageStats (2 input, 3 output, 4 cache
+/// writes, 5 cache reads) that the message stream's usage has: the same in
+/// a step's metadata and in its generation's row.
+pub(super) fn counts(stats: &mut Writer, usage: &Usage) {
+    use field::usage::*;
+    for (number, value) in [
+        (INPUT_TOKENS, usage.input_tokens),
+        (OUTPUT_TOKENS, usage.output_tokens),
+        (CACHE_WRITE_TOKENS, usage.cache_creation_input_tokens),
+        (CACHE_READ_TOKENS, usage.cache_read_input_tokens),
+    ] {
+        if let Some(v) = value {
+            stats.varint(number, v);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -255,18 +255,8 @@ impl Conversation {
         let model_len = model.map_or(0, str::len);
         let mut meta = metadata(timestamp, source::MODEL, 48 + model_len);
         if let Some(usage) = usage.filter(|u| !u.is_empty()) {
-            use field::usage::*;
             meta.message(field::metadata::MODEL_USAGE, |m| {
-                for (number, value) in [
-                    (INPUT_TOKENS, usage.input_tokens),
-                    (OUTPUT_TOKENS, usage.output_tokens),
-                    (CACHE_WRITE_TOKENS, usage.cache_creation_input_tokens),
-                    (CACHE_READ_TOKENS, usage.cache_read_input_tokens),
-                ] {
-                    if let Some(v) = value {
-                        m.varint(number, v);
-                    }
-                }
+                super::generation::counts(m, usage)
             });
         }
         match model.map(|m| (m, steps::model_enum_value(m))) {
