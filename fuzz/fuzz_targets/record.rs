@@ -93,6 +93,7 @@ fn run(line: &[u8]) {
             let _ = content.to_bytes();
             return;
         }
+        Record::Side { side, .. } => side.write(&mut out, &conversation),
         Record::End { end, .. } => end.write(&mut out, &conversation),
     }
     let again = Record::parse(out.strip_suffix(b"\n").unwrap())

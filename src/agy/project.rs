@@ -56,6 +56,30 @@ pub fn rewrite_workspaces(metadata: &[u8], rewrite: &impl Rewrite) -> Option<Vec
     uris.or(workspaces)
 }
 
+/// A summaries-file entry (`{1: id, 2: summary}`, agy-store(5)) with the
+/// places its summary names the project rewritten: its workspace (9, a
+/// copy of the metadata's first workspace) and its copy of the trajectory
+/// metadata (17); `None` when none changed.
+pub fn rewrite_summary_workspaces(entry: &[u8], rewrite: &impl Rewrite) -> Option<Vec<u8>> {
+    const SUMMARY: u32 = 2;
+    const SUMMARY_WORKSPACE: u32 = 9;
+    const SUMMARY_METADATA: u32 = 17;
+    wire::edit_field(entry, SUMMARY, |summary| {
+        let workspace = wire::edit_field(summary, SUMMARY_WORKSPACE, |workspace| {
+            patch::rewrite_in(
+                workspace,
+                &[WORKSPACE_FOLDER_URI, WORKSPACE_GIT_ROOT_URI],
+                rewrite,
+            )
+        });
+        let bytes = workspace.as_deref().unwrap_or(summary);
+        wire::edit_field(bytes, SUMMARY_METADATA, |metadata| {
+            rewrite_workspaces(metadata, rewrite)
+        })
+        .or(workspace)
+    })
+}
+
 /// The trajectory metadata naming `uri` as its project: a conversation
 /// that named none (a headless `agy -p`) gets a workspace and a
 /// workspace_uris entry, as agy writes them for a conversation started in

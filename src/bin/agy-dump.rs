@@ -46,6 +46,7 @@ fn run() -> Result<()> {
         ids: args.ids,
         brain: !args.no_brain,
         changed_since: args.changed_since,
+        sides: None,
     };
     let mut paths: Vec<PathBuf> = args.paths.into_iter().map(PathBuf::from).collect();
     if paths.is_empty() {

@@ -115,5 +115,11 @@ fn run() -> Result<bool> {
             summary.written, summary.unchanged
         );
     }
+    if !summary.side_files.is_empty() {
+        eprintln!(
+            "{NAME}: side files brought up to date: {}",
+            summary.side_files.join(", ")
+        );
+    }
     Ok(summary.failed == 0)
 }

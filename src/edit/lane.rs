@@ -24,7 +24,7 @@ use crate::store::index::IndexRow;
 use crate::store::root::{Lane, CLI, DESKTOP};
 use crate::stream::io::Output;
 use crate::stream::record::{
-    edit_row, line_head, line_table, write_line, CellEdit, JsonCell, Record,
+    edit_row, line_head, line_table, write_line, CellEdit, JsonCell, Record, Side,
 };
 
 use super::survey::Held;
@@ -168,11 +168,23 @@ impl Relane {
             // even read.
             let other_table = line_table(line)
                 .is_some_and(|t| !matches!(t, b"trajectory_meta" | b"trajectory_metadata_blob"));
-            if other_table || !matches!(line_head(line), None | Some((_, b"row" | b"index"))) {
+            if other_table
+                || !matches!(
+                    line_head(line),
+                    None | Some((_, b"row" | b"index" | b"side"))
+                )
+            {
                 return write_line(out, line);
             }
             let record = Record::parse(line)?;
             match &record {
+                // The other lane's list and `agy -c` map are not this
+                // lane's: agy-pack makes the summary entries of the root
+                // it writes into.
+                Record::Side {
+                    side: Side::Summary { .. } | Side::Last { .. },
+                    ..
+                } => Ok(()),
                 Record::Row { table, row, .. } => match (&**table, &self.source, &self.metadata) {
                     ("trajectory_meta", Some(source), _) => write_line(
                         out,

@@ -34,7 +34,8 @@ use crate::store::sqlite::agy_columns;
 use crate::stream::io::Output;
 use crate::stream::record::{
     data_cells, decode_hex, edit_row, file_part_len, line_head, line_table, write_file_part,
-    write_line, CellEdit, FileContent, FileDir, JsonCell, Record, RowCells, FILE_PART,
+    write_line, CellEdit, FileContent, FileDir, JsonCell, Record, RowCells, Side, SideFile,
+    FILE_PART,
 };
 use crate::stream::spool::Spool;
 
@@ -177,6 +178,10 @@ struct Writer<'a> {
     /// first part), and whether it went as it came.
     sidecar: Option<Vec<u8>>,
     sidecar_as_it_came: bool,
+    /// The side files' move is asked for.
+    told: bool,
+    /// Side files whose move an earlier move's request now says.
+    composed: Vec<SideFile>,
 }
 
 /// A brain text file being rewritten: its text goes out in parts of
@@ -203,12 +208,15 @@ impl<'a> Writer<'a> {
             begun: HashSet::new(),
             sidecar: held.facts.sidecar.clone(),
             sidecar_as_it_came: false,
+            told: false,
+            composed: Vec::new(),
         }
     }
 
     fn run(mut self, held: &mut Held) -> Result<Moved> {
         held.replay(|line| self.line(line))?;
         self.close_file()?;
+        self.tell_side_files()?;
         Ok(self.moved)
     }
 
@@ -222,6 +230,9 @@ impl<'a> Writer<'a> {
         if kept_table {
             self.close_file()?;
             return self.pass(line);
+        }
+        if kind == Some(b"file") {
+            self.tell_side_files()?;
         }
         match kind {
             Some(b"db" | b"schema") => return self.pass(line),
@@ -250,9 +261,79 @@ impl<'a> Writer<'a> {
                 user_version, row, ..
             } => self.index(line, *user_version, row),
             Record::File { path, .. } => self.sidecar_part(line, path),
+            Record::Side { side, .. } => self.side(line, side),
             Record::Db { .. } | Record::Schema { .. } => self.pass(line),
             // Not held (survey.rs): agy-edit writes its own.
             Record::End { .. } => Ok(()),
+        }
+    }
+
+    /// Asks agy-pack, once per conversation moved, to move the paths of
+    /// `history.jsonl` and `settings.json`'s `trustedWorkspaces` too:
+    /// those name directories, not conversations, so no entry of the
+    /// conversation carries them (see [`Side::Moved`]).
+    fn tell_side_files(&mut self) -> Result<()> {
+        if self.told {
+            return Ok(());
+        }
+        self.told = true;
+        for file in [SideFile::History, SideFile::Settings] {
+            if self.composed.contains(&file) {
+                continue;
+            }
+            let moved = Side::Moved {
+                file,
+                from: self.mv.from().as_str().into(),
+                to: self.mv.to().as_str().into(),
+            };
+            moved.write(self.out.buf(), &self.id);
+            self.out.end_record()?;
+        }
+        Ok(())
+    }
+
+    /// A side entry, its project moved: the workspace `agy -c` knows it
+    /// by, the summaries' workspace (9) and trajectory metadata (17), the
+    /// metadata file's summary. With `--everywhere`, every path in them.
+    fn side(&mut self, line: &[u8], side: &Side<'_>) -> Result<()> {
+        let moved = match side {
+            Side::Last { workspace } => self.mv.path(workspace).map(|workspace| Side::Last {
+                workspace: workspace.into(),
+            }),
+            Side::Metadata { value } => patch::rewrite_text(value.as_bytes(), self.mv)
+                .and_then(|text| String::from_utf8(text).ok())
+                .map(|value| Side::Metadata {
+                    value: value.into(),
+                }),
+            Side::Summary { file, entry } => {
+                let rewritten = match self.everywhere {
+                    true => patch::rewrite(entry, self.mv),
+                    false => agy::project::rewrite_summary_workspaces(entry, self.mv),
+                };
+                rewritten.map(|entry| Side::Summary { file: *file, entry })
+            }
+            // An earlier move's request, which this move continues (A to
+            // B, then B to C: A to C) or undoes (B back to A: none).
+            Side::Moved { file, from, to } if same_dir(to, self.mv.from()) => {
+                self.composed.push(*file);
+                if same_dir(from, self.mv.to()) {
+                    return Ok(());
+                }
+                Some(Side::Moved {
+                    file: *file,
+                    from: from.clone(),
+                    to: self.mv.to().as_str().into(),
+                })
+            }
+            Side::Annotation { .. } | Side::Moved { .. } => None,
+        };
+        self.moved.index += self.mv.take_count();
+        match moved {
+            Some(side) => {
+                side.write(self.out.buf(), &self.id);
+                self.out.end_record()
+            }
+            None => self.pass(line),
         }
     }
 
@@ -468,4 +549,9 @@ fn blob(row: &RowCells<'_>, column: &str) -> Result<Option<Vec<u8>>> {
             .map_err(|e| e.context(format!("column {column}"))),
         _ => Ok(None),
     }
+}
+
+/// Whether `path` names the directory `dir`.
+fn same_dir(path: &str, dir: &crate::agy::paths::Dir) -> bool {
+    crate::agy::paths::Dir::parse(path).is_ok_and(|p| p.is_same(dir))
 }

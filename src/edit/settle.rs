@@ -19,6 +19,7 @@ use crate::store::index::IndexRow;
 use crate::stream::io::Output;
 use crate::stream::record::{
     edit_row, line_head, write_line, write_patched, CellEdit, JsonCell, Patch, Record, RowCells,
+    Side,
 };
 
 use super::survey::Held;
@@ -48,11 +49,20 @@ pub(super) fn write(held: &mut Held, out: &mut Output) -> Result<Vec<(i64, usize
     held.replay(|line| {
         // Only steps rows and the index row can change; brain files, the
         // bulk of a conversation's bytes, are not even read.
-        if !matches!(line_head(line), None | Some((_, b"row" | b"index"))) {
+        if !matches!(
+            line_head(line),
+            None | Some((_, b"row" | b"index" | b"side"))
+        ) {
             return write_line(out, line);
         }
         let record = Record::parse(line)?;
         match &record {
+            // The summaries count the steps' states: agy-pack makes them
+            // anew from the settled conversation.
+            Record::Side {
+                side: Side::Summary { .. },
+                ..
+            } => Ok(()),
             Record::Row { table, row, .. } if table == "steps" => {
                 let in_flight = row
                     .get("status")

@@ -19,7 +19,7 @@ use crate::store::index::IndexRow;
 use crate::stream::io::Output;
 use crate::stream::record::{
     data_cells, edit_row, file_part_len, write_as, write_file_part, write_line, write_row, Cell,
-    CellEdit, Column, FileContent, FileDir, Record, RowCells,
+    CellEdit, Column, FileContent, FileDir, Record, RowCells, Side,
 };
 
 use super::survey::Held;
@@ -131,8 +131,27 @@ impl Writer<'_> {
                 self.before_files()?;
                 self.file(line, *dir, path, *append, content)
             }
+            Record::Side { side, .. } => {
+                self.before_files()?;
+                self.side(line, side)
+            }
             // Not held (survey.rs): agy-edit writes its own.
             Record::End { .. } => Ok(()),
+        }
+    }
+
+    /// A side entry: a summary is dropped (the steps it counts are not the
+    /// conversation's now, and agy-pack makes one of those it has), an
+    /// annotation follows a fork to its own file, the rest go as they came.
+    fn side(&mut self, line: &[u8], side: &Side<'_>) -> Result<()> {
+        match side {
+            Side::Summary { .. } => Ok(()),
+            Side::Annotation { .. } if self.trim.fork.is_some() => {
+                let id = self.id().to_string();
+                side.write(self.out.buf(), &id);
+                self.out.end_record()
+            }
+            _ => self.pass(line),
         }
     }
 

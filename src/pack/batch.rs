@@ -18,7 +18,7 @@ use crate::stream::io::{Lines, Output};
 use crate::stream::record::Record;
 
 /// What became of a stream.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
     /// Conversations written (with `--dry-run`: checked).
     pub written: usize,
@@ -28,6 +28,8 @@ pub struct Summary {
     /// Failures reported: conversations not written, and lines or inputs
     /// that could not be read.
     pub failed: usize,
+    /// The side files changed, by path under the root.
+    pub side_files: Vec<String>,
 }
 
 /// Feeds inputs to a [`Packer`], reporting each failure through `report`
@@ -112,6 +114,16 @@ impl<'a> Batch<'a> {
     pub fn end(mut self) -> Result<Summary> {
         self.end_unreadable();
         self.finish_pending()?;
+        match self.packer.write_side_files() {
+            Ok(files) => self.summary.side_files = files,
+            Err(e) => {
+                (self.report)(format!(
+                    "the side files were not brought up to date: {e} (the conversations are written; \
+                     packing the same stream again puts their entries in place)"
+                ));
+                self.summary.failed += 1;
+            }
+        }
         Ok(self.summary)
     }
 

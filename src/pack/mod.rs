@@ -27,11 +27,12 @@ pub use reindex::{reindex, Reindexed};
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Result};
 use crate::store::index as store_index;
 use crate::store::root;
+use crate::store::side::{self, holders, Sides};
 use crate::store::sqlite::{self, AGY_USER_VERSION};
 use crate::stream::record::{Counts, FileDir, Record};
 use claim::{Attempt, Claim, Leftover, Names, Purpose};
@@ -75,6 +76,12 @@ pub struct Packer {
     /// every conversation with one, so a conversation without one was cut
     /// short.
     saw_end: bool,
+    /// The root's side files as they were when the run began, read at the
+    /// first conversation that is compared with the one in place.
+    sides: Option<Arc<Sides>>,
+    /// The side entries of the conversations written, put in place at the
+    /// end of the run ([`Packer::write_side_files`]).
+    side_changes: side::write::Changes,
     warn: Box<dyn FnMut(String)>,
 }
 
@@ -130,6 +137,15 @@ impl Packer {
                     )));
                 }
             }
+            // agy writes its side files back from memory: nothing is
+            // written while it runs.
+            if let Some(holder) = holders::process(&options.root) {
+                return Err(Error::data(format!(
+                    "{}: agy is running on this root ({holder}); it writes the files that list conversations back from memory, \
+                     so nothing is written while it runs: quit agy (and the desktop app) and run again",
+                    options.root.display()
+                )));
+            }
             for path in &dirs {
                 fs::create_dir_all(path).map_err(|e| Error::io(path.display(), e))?;
             }
@@ -150,6 +166,8 @@ impl Packer {
             pending: None,
             ended: HashSet::new(),
             saw_end: false,
+            sides: None,
+            side_changes: side::write::Changes::default(),
             warn,
         })
     }
@@ -240,6 +258,11 @@ impl Packer {
                 "records of conversation {id:?} are split apart: it already ended earlier in the stream"
             )));
         }
+        if let Some(holder) = holders::presence(&self.options.root, id) {
+            return Err(Error::data(format!(
+                "conversation {id:?} is open in agy ({holder}): not written while it runs"
+            )));
+        }
         let names = Names::new(&self.options.root, &self.work, id);
         let claim = match Claim::take(&names.lock, Purpose::Write)? {
             Attempt::Claimed(claim) => claim,
@@ -284,6 +307,7 @@ impl Packer {
             .then(same::Lines::default),
             installing: false,
             placed: false,
+            sides: Vec::new(),
         };
         let opened = open_new_database(&pending.names.db_tmp).and_then(|conn| {
             let logs = pending.names.brain_tmp.join(LOGS);
@@ -328,6 +352,7 @@ impl Packer {
             Record::Row { table, .. } => ("row", Some(&**table)),
             Record::Index { .. } => ("index", None),
             Record::File { .. } => ("file", None),
+            Record::Side { .. } => ("side", None),
             Record::End { .. } => ("end", None),
         };
         pending.counts.note(kind.as_bytes(), table);
@@ -385,6 +410,11 @@ impl Packer {
                 pending.saw_index = true;
                 pending.index = Some(index::check(&pending.id, user_version, &row)?);
             }
+            Record::Side { side, .. } => {
+                pending.ensure_schema()?;
+                pending.stage = Stage::Rows;
+                pending.sides.push(side.into_owned());
+            }
             Record::File {
                 dir,
                 path,
@@ -429,7 +459,11 @@ impl Packer {
             // The brain is dumped unless the stream left it out (--no-brain).
             let brain =
                 pending.end.as_ref().is_none_or(|end| end.brain_read) || !pending.files.is_empty();
-            if lines.same_as_in_place(&pending.names.db, &pending.names.brain, brain) {
+            let sides = self
+                .sides
+                .get_or_insert_with(|| Arc::new(Sides::read(&self.options.root, &mut |_| {})))
+                .clone();
+            if lines.same_as_in_place(&pending.names.db, &pending.names.brain, brain, sides) {
                 discard(pending);
                 return Ok(Placed::Unchanged(pending.names.db.clone()));
             }
@@ -464,6 +498,10 @@ impl Packer {
         claim::install(&names, &pending.claim, &mut kill_point)?;
         pending.placed = true;
         index::finish(&names.index_stash())?;
+        self.side_changes.add(side::write::Written {
+            id: pending.id.clone(),
+            sides: std::mem::take(&mut pending.sides),
+        });
         Ok(Placed::Written(names.db))
     }
 }
@@ -503,9 +541,37 @@ impl Packer {
     }
 }
 
+impl Packer {
+    /// Puts the side entries of the conversations written so far into the
+    /// root's side files (see `side::write`), making a summary for one that
+    /// brought none from its database; returns the files changed.
+    pub fn write_side_files(&mut self) -> Result<Vec<String>> {
+        let changes = std::mem::take(&mut self.side_changes);
+        if changes.is_empty() || self.options.dry_run {
+            return Ok(Vec::new());
+        }
+        let root = self.options.root.clone();
+        changes.apply(&root, &mut |id| {
+            let db = root.join("conversations").join(format!("{id}.db"));
+            let source = match sqlite::Source::open(&db) {
+                Ok(source) => source,
+                Err(sqlite::OpenError::NotAgy(why)) => {
+                    return Err(Error::data(format!("{}: {why}", db.display())))
+                }
+                Err(sqlite::OpenError::Failed(e)) => return Err(e.context(db.display())),
+            };
+            let summary = crate::decode::summary::of_database(&source)?;
+            Ok(side::derive::Facts::of_database(&source, summary)?.entry(id))
+        })
+    }
+}
+
 impl Drop for Packer {
     fn drop(&mut self) {
         self.abandon();
+        if let Err(e) = self.write_side_files() {
+            (self.warn)(format!("the side files were not brought up to date: {e}"));
+        }
         if self.options.dry_run {
             let _ = fs::remove_dir_all(&self.work);
         }

@@ -63,6 +63,8 @@ pub(super) struct Pending {
     pub(super) installing: bool,
     /// In place; only its index row may be left to write.
     pub(super) placed: bool,
+    /// Its entries in the root's side files, for the end of the run.
+    pub(super) sides: Vec<crate::stream::record::Side<'static>>,
 }
 
 /// Where agy keeps a conversation's logs; the CLI wedges on resume when

@@ -8,7 +8,8 @@
 //! that takes `--replace-other`.
 //!
 //! A conversation whose stream is exactly what agy-dump makes of the one
-//! in place (rows, index row, sidecar, brain files) is not written again:
+//! in place (rows, index row, side entries, sidecar, brain files) is not
+//! written again:
 //! its files keep their inodes and times, so backups, `--changed-since` and
 //! peers that date conversations by their files see nothing change. The
 //! stream is hashed as it comes; the one in place is dumped into the same
@@ -46,7 +47,13 @@ impl Lines {
     /// exactly these lines, `with_brain` saying whether its brain files are
     /// dumped too. A conversation that cannot be dumped whole is not the
     /// same.
-    pub fn same_as_in_place(&self, db: &Path, brain: &Path, with_brain: bool) -> bool {
+    pub fn same_as_in_place(
+        &self,
+        db: &Path,
+        brain: &Path,
+        with_brain: bool,
+        sides: std::sync::Arc<crate::store::side::Sides>,
+    ) -> bool {
         let hash = Rc::new(RefCell::new(Sha256::new()));
         let mut out = Output::to(Box::new(HashWriter(hash.clone())));
         let target = Target {
@@ -58,6 +65,7 @@ impl Lines {
             ids: Vec::new(),
             brain: with_brain,
             changed_since: None,
+            sides: Some(sides),
         };
         // A warning (a link in the brain, damaged blobs) is in the stream
         // too, as its end record or its bytes: the hash says the rest.

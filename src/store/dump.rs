@@ -7,6 +7,7 @@ use std::time::SystemTime;
 
 use crate::error::{Error, Result};
 use crate::store::index::{self, IndexRow};
+use crate::store::side::Sides;
 use crate::store::sqlite::{self, OpenError, Tables};
 use crate::stream::io::Output;
 use crate::stream::record::{self, Cell, RowShape};
@@ -21,6 +22,9 @@ pub struct DumpOptions {
     /// Only conversations whose database, `-wal`, `.meta` sidecar or brain
     /// files (or brain directories: a file was removed) changed after this.
     pub changed_since: Option<SystemTime>,
+    /// The side files of the targets' root, already read (agy-pack, which
+    /// dumps the conversations in place one by one, reads them once).
+    pub sides: Option<std::sync::Arc<Sides>>,
 }
 
 /// What a dump did: conversations written, and those that failed (each
@@ -232,29 +236,36 @@ pub fn dump(
 ) -> Result<Outcome> {
     let mut found = vec![false; options.ids.len()];
     let mut outcome = Outcome::default();
-    let mut indexes: Vec<(PathBuf, Option<index::Reader>)> = Vec::new();
+    // Each root's index and side files, read at its first conversation.
+    let mut roots: Vec<(PathBuf, Option<index::Reader>, std::sync::Arc<Sides>)> = Vec::new();
     for target in targets {
         // The conversation's id once its first record is out.
         let mut started: Option<String> = None;
         let mut damaged = false;
-        let reader = match target.root() {
+        let (reader, sides) = match target.root() {
             Some(root) => {
-                if !indexes.iter().any(|(r, _)| r == root) {
+                if !roots.iter().any(|(r, ..)| r == root) {
                     let reader = index::Reader::open(root).unwrap_or_else(|e| {
                         warn(format!("{e} (index rows not dumped)"));
                         outcome.index_failed += 1;
                         None
                     });
-                    indexes.push((root.to_path_buf(), reader));
+                    let sides = match &options.sides {
+                        Some(sides) => sides.clone(),
+                        None => std::sync::Arc::new(Sides::read(root, warn)),
+                    };
+                    roots.push((root.to_path_buf(), reader, sides));
                 }
-                let (_, reader) = indexes.iter().find(|(r, _)| r == root).expect("just added");
-                reader.as_ref()
+                let (_, reader, sides) =
+                    roots.iter().find(|(r, ..)| r == root).expect("just added");
+                (reader.as_ref(), Some(&**sides))
             }
-            None => None,
+            None => (None, None),
         };
         let result = dump_one(
             target,
             reader,
+            sides,
             options,
             &mut found,
             out,
@@ -308,6 +319,7 @@ fn is_output_error(e: &Error) -> bool {
 fn dump_one(
     target: &Target,
     index: Option<&index::Reader>,
+    sides: Option<&Sides>,
     options: &DumpOptions,
     found: &mut [bool],
     out: &mut Output,
@@ -368,12 +380,20 @@ fn dump_one(
         Some(reader) => reader.row(&id)?,
         None => None,
     };
+    let side_records = match sides {
+        Some(sides) => sides.entries(&id)?,
+        None => Vec::new(),
+    };
     record::count_from_here(out);
     *started = Some(id.clone());
     let damaged = dump_database(&*source, &id, out)?;
     source.check_unchanged()?;
     if let Some(row) = index_row {
         dump_index_row(&row, &id, out)?;
+    }
+    for side in &side_records {
+        side.write(out.buf(), &id);
+        out.end_record()?;
     }
     if let Some(first) = &damaged.first {
         warn(format!(

@@ -15,5 +15,6 @@ pub mod index;
 pub mod lock;
 pub mod project;
 pub mod root;
+pub mod side;
 pub mod sqlite;
 pub mod vfs;

@@ -220,7 +220,7 @@ pub fn recount(stream: &[u8]) -> Vec<u8> {
     let mut counts: Map<String, Value> = Map::new();
     let mut out = Vec::new();
     let reset = |counts: &mut Map<String, Value>| {
-        *counts = json!({"schema": 0, "rows": {}, "index": 0, "files": 0})
+        *counts = json!({"schema": 0, "rows": {}, "index": 0, "files": 0, "side": 0})
             .as_object()
             .unwrap()
             .clone();
@@ -233,6 +233,7 @@ pub fn recount(stream: &[u8]) -> Vec<u8> {
             "schema" => bump(&mut counts["schema"]),
             "index" => bump(&mut counts["index"]),
             "file" => bump(&mut counts["files"]),
+            "side" => bump(&mut counts["side"]),
             "row" => {
                 let table = record["table"].as_str().unwrap().to_string();
                 let rows = counts["rows"].as_object_mut().unwrap();
@@ -250,6 +251,12 @@ pub fn recount(stream: &[u8]) -> Vec<u8> {
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
                 record["rows"] = json!(rows);
+                // Written only when there are any, after the others.
+                let object = record.as_object_mut().unwrap();
+                object.remove("side");
+                if counts["side"].as_u64() != Some(0) {
+                    object.insert("side".into(), counts["side"].clone());
+                }
                 reset(&mut counts);
             }
             _ => {}

@@ -159,6 +159,14 @@ impl Merger {
                     self.write_index_row(conv, original, out)?;
                     continue;
                 }
+                // A summary counts steps the edit may have changed:
+                // dropped, and agy-pack makes it anew from the steps.
+                Record::Side { side, .. } => {
+                    if identity || !matches!(side, crate::stream::record::Side::Summary { .. }) {
+                        write_line(out, &line)?;
+                    }
+                    continue;
+                }
                 record => record,
             };
             let Record::File {

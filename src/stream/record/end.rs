@@ -19,9 +19,10 @@
 //!   and every file of it is in the stream (no directory: none), or
 //!   `"not_read"` (`--no-brain`, a database outside a data root): a writer
 //!   then keeps the brain directory it has.
-//! - `schema`, `rows` (per table, tables in byte order), `index` and
-//!   `files` (file records, each part of a file in parts counted): the
-//!   records of the conversation before this one. A writer that could not
+//! - `schema`, `rows` (per table, tables in byte order), `index`,
+//!   `files` (file records, each part of a file in parts counted) and,
+//!   when there are any, `side`: the records of the conversation before
+//!   this one. A writer that could not
 //!   count them (a line it could not read the head of) leaves the four out;
 //!   a reader then checks only that the record came.
 //!
@@ -44,6 +45,9 @@ pub struct Counts {
     pub rows: BTreeMap<String, u64>,
     pub index: u64,
     pub files: u64,
+    /// Side records: written only when there are any, so a stream of
+    /// conversations without side entries reads as it did before them.
+    pub side: u64,
 }
 
 impl Counts {
@@ -55,6 +59,7 @@ impl Counts {
             b"schema" => self.schema += 1,
             b"index" => self.index += 1,
             b"file" => self.files += 1,
+            b"side" => self.side += 1,
             b"row" => {
                 let table = table.unwrap_or_default();
                 match self.rows.get_mut(table) {
@@ -126,6 +131,7 @@ impl Counts {
         }
         compare("index", said.index, self.index);
         compare("file", said.files, self.files);
+        compare("side", said.side, self.side);
         (!wrong.is_empty()).then(|| wrong.join(", "))
     }
 }
@@ -200,11 +206,16 @@ impl End {
             json::write_u64(out, counts.index);
             out.extend_from_slice(b",\"files\":");
             json::write_u64(out, counts.files);
+            if counts.side > 0 {
+                out.extend_from_slice(b",\"side\":");
+                json::write_u64(out, counts.side);
+            }
         }
         out.extend_from_slice(b"}\n");
     }
 
     /// Reads the fields of an `end` record (see the module documentation).
+    #[allow(clippy::too_many_arguments)] // one per field of the record
     pub(super) fn from_fields(
         whole: Option<bool>,
         error: Option<Cow<'_, str>>,
@@ -213,6 +224,7 @@ impl End {
         rows: Option<BTreeMap<String, u64>>,
         index: Option<u64>,
         files: Option<u64>,
+        side: Option<u64>,
     ) -> Result<End> {
         let whole = whole.ok_or_else(|| Error::data("end record has no boolean \"whole\""))?;
         let error = match (whole, error) {
@@ -245,6 +257,7 @@ impl End {
                 rows,
                 index,
                 files,
+                side: side.unwrap_or(0),
             }),
             _ => return Err(Error::data(
                 "end record has some of \"schema\", \"rows\", \"index\" and \"files\" but not all",
@@ -337,6 +350,7 @@ mod tests {
                     rows: [("t".to_string(), u64::MAX - 1)].into(),
                     index: i64::MAX as u64 + 1,
                     files: u64::MAX,
+                    side: u64::MAX,
                 }),
             },
         ];

@@ -4,7 +4,8 @@
 //! Each line is one record with `conversation` and `kind` first. For each
 //! conversation, contiguous and in this order: one `db` record, `schema`
 //! records in `sqlite_master` order, `row` records (every other table first,
-//! `steps` last), at most one `index` record, then `file` records for the
+//! `steps` last), at most one `index` record, the `side` records of its
+//! entries in the root's side files ([`Side`]), then `file` records for the
 //! brain directory, and last one `end` record ([`End`]: how much of the
 //! conversation the stream holds, and whether all of it was read). A file over [`FILE_PART`] comes in parts: its first
 //! record, then records with `"append":true` (agy-encode writes its
@@ -38,6 +39,7 @@ mod blob_hex;
 mod edit;
 mod end;
 mod read;
+mod side;
 mod write;
 
 pub use blob_hex::{
@@ -47,9 +49,9 @@ pub use blob_hex::{
 pub use edit::{data_cells, edit_row, write_as, write_line, write_patched, CellEdit, Patch};
 pub use end::{close, count_from_here, Counts, End};
 pub use read::{
-    canonical_file_line, line_head, line_table, CanonicalFile, FileContent, JsonCell, Record,
-    RowCells,
+    canonical_file_line, line_head, line_table, CanonicalFile, JsonCell, Record, RowCells,
 };
+pub use side::{Side, SideFile};
 pub use write::{
     file_part_len, is_blob_affinity, write_cell, write_db, write_file_part,
     write_file_part_escaped_head, write_index, write_json_cell, write_row, write_schema, Column,
@@ -67,6 +69,23 @@ pub enum Cell<'a> {
     /// Text bytes as stored; usually, but not necessarily, UTF-8.
     Text(Cow<'a, [u8]>),
     Blob(Cow<'a, [u8]>),
+}
+
+/// The content of a `file` record (or of an annotation's `side` record):
+/// `text` when it is UTF-8, else `hex`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FileContent<'a> {
+    Text(Cow<'a, str>),
+    Hex(Cow<'a, str>),
+}
+
+impl FileContent<'_> {
+    pub fn to_bytes(&self) -> crate::error::Result<Vec<u8>> {
+        match self {
+            FileContent::Text(t) => Ok(t.as_bytes().to_vec()),
+            FileContent::Hex(h) => decode_hex(h),
+        }
+    }
 }
 
 /// Which directory a `file` record's path is relative to.

@@ -11,9 +11,10 @@ use crate::error::{Error, Result};
 use crate::stream::json;
 
 use super::blob_hex::decode_hex;
+use super::side::{Side, SideFields};
 #[cfg(doc)]
 use super::FILE_PART;
-use super::{Cell, End, FileDir};
+use super::{Cell, End, FileContent, FileDir};
 
 /// A brain `file` record read straight from its line: see
 /// [`canonical_file_line`].
@@ -359,22 +360,15 @@ struct RawRecord<'a> {
     rows: Option<std::collections::BTreeMap<String, u64>>,
     index: Option<u64>,
     files: Option<u64>,
-}
-
-/// The content of a `file` record.
-#[derive(Clone, Debug, PartialEq)]
-pub enum FileContent<'a> {
-    Text(Cow<'a, str>),
-    Hex(Cow<'a, str>),
-}
-
-impl FileContent<'_> {
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        match self {
-            FileContent::Text(t) => Ok(t.as_bytes().to_vec()),
-            FileContent::Hex(h) => decode_hex(h),
-        }
-    }
+    side: Option<u64>,
+    #[serde(borrow)]
+    file: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    key: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    from: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    to: Option<Cow<'a, str>>,
 }
 
 /// One record of the row stream.
@@ -414,6 +408,11 @@ pub enum Record<'a> {
         /// started (see [`FILE_PART`]).
         append: bool,
         content: FileContent<'a>,
+    },
+    /// The conversation's entry in a side file (see [`Side`]).
+    Side {
+        conversation: Cow<'a, str>,
+        side: Side<'a>,
     },
     /// The conversation's last record: how much of it the stream holds
     /// (see [`End`]).
@@ -496,15 +495,34 @@ impl<'a> Record<'a> {
                     content,
                 }
             }
+            "side" => {
+                let side = SideFields {
+                    file: raw.file,
+                    key: raw.key,
+                    text: raw.text,
+                    hex: raw.hex,
+                    from: raw.from,
+                    to: raw.to,
+                }
+                .read(&conversation)?;
+                Record::Side { conversation, side }
+            }
             "end" => Record::End {
                 conversation,
                 end: End::from_fields(
-                    raw.whole, raw.error, raw.brain, raw.schema, raw.rows, raw.index, raw.files,
+                    raw.whole,
+                    raw.error,
+                    raw.brain,
+                    raw.schema,
+                    raw.rows,
+                    raw.index,
+                    raw.files,
+                    raw.side,
                 )?,
             },
             other => {
                 return Err(Error::data(format!(
-                    "unknown record kind {other:?} (expected db, schema, row, index, file or end)"
+                    "unknown record kind {other:?} (expected db, schema, row, index, side, file or end)"
                 )))
             }
         })
@@ -517,6 +535,7 @@ impl<'a> Record<'a> {
             | Record::Row { conversation, .. }
             | Record::Index { conversation, .. }
             | Record::File { conversation, .. }
+            | Record::Side { conversation, .. }
             | Record::End { conversation, .. } => conversation,
         }
     }
