@@ -21,6 +21,9 @@
 #              every message line escaped once: a JSON string body holding
 #              JSON, as a brain transcript line is held
 #   hex        every blob of wire
+#   side       agy's side files as agy lays them out (an indented map, the
+#              metadata file, a compact one, a settings file), and every
+#              blob of wire as a summaries file
 # Seeds are named by their SHA-1, as libFuzzer names what it adds, so a
 # rerun adds nothing twice. Needs jq and xxd. Usage: fuzz/seed.sh
 set -eu
@@ -118,6 +121,12 @@ PY
     put sqlite_file "$tmp/sf.wal"
 done
 mkdir -p "$corpus/roundtrip"
+printf '{\n  "/home/me/app": "c1",\n  "C:\\\\Users\\\\me": "c2"\n}' > "$tmp/side.last"
+printf '{\n  "conversations": {\n    "c1": {\n      "is_internal": false\n    }\n  }\n}' > "$tmp/side.meta"
+printf '{"a":1,"b":[true,null,{"c":"\\u003e"}]}' > "$tmp/side.compact"
+printf '{\n  "trustedWorkspaces": [\n    "/home/me/app"\n  ]\n}\n' > "$tmp/side.settings"
+for f in last meta compact settings; do put side "$tmp/side.$f"; done
+for f in "$corpus"/wire/*; do put side "$f"; done
 
 for dir in "$corpus"/*; do
     printf '%-10s %4d seeds %8d bytes\n' "$(basename "$dir")" \
