@@ -165,31 +165,34 @@ impl Edits {
         let first = &members[0];
         let lead = &text[object.open + 1..first.key_at.start];
         let colon = &text[first.key_at.end..first.value.start];
+        // What separates member `j` from the next, after its comma.
+        let sep_after = |j: usize| {
+            let end = members[j].value.end;
+            let comma = end + text[end..].find(',').expect("members are comma-separated");
+            &text[comma + 1..members[j + 1].key_at.start]
+        };
         let sorted = members.windows(2).all(|w| w[0].key <= w[1].key);
         let before = sorted
             .then(|| members.iter().position(|m| m.key.as_str() > key))
             .flatten();
         match before {
-            // Before member `i`: the new one takes its place and lead,
+            // First: the new member takes the first one's place and lead,
             // and the old one follows after a comma.
-            Some(i) => {
-                let at = members[i].key_at.start;
-                let sep = match i {
-                    0 => lead.to_string(),
-                    _ => text[members[i - 1].value.end + 1..at].to_string(),
-                };
-                self.replace(at..at, format!("{},{sep}", member(colon)));
+            Some(0) => {
+                let at = first.key_at.start;
+                self.replace(at..at, format!("{},{lead}", member(colon)));
             }
-            None => {
-                let last = members.last().expect("not empty");
+            // Right after member `p`'s value, so that removing it again
+            // takes away exactly what was added.
+            at => {
+                let p = at.map_or(members.len() - 1, |i| i - 1);
                 let sep = match members.len() {
-                    1 => lead.to_string(),
-                    n => text[members[n - 2].value.end + 1..last.key_at.start].to_string(),
+                    1 => lead,
+                    n if p + 1 < n => sep_after(p),
+                    _ => sep_after(p - 1),
                 };
-                self.replace(
-                    last.value.end..last.value.end,
-                    format!(",{sep}{}", member(colon)),
-                );
+                let end = members[p].value.end;
+                self.replace(end..end, format!(",{sep}{}", member(colon)));
             }
         }
     }
@@ -299,6 +302,21 @@ mod tests {
                     assert_eq!(back, text, "{key} into {text:?}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn whitespace_before_a_comma_is_kept_where_it_is() {
+        // fuzz/side found this: a separator that is not only after the comma.
+        let text = "{\n  \"/a\": \"1\"\r\r,\n  \"/c\": \"3\" ,\n  \"/e\": \"5\"\n}";
+        for key in ["/0", "/b", "/d", "/f"] {
+            let added = edit(text, |e, o| e.insert(text, o, key, "\"x\""));
+            let parsed: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(&added).unwrap();
+            assert_eq!(parsed[key], "x", "{added:?}");
+            let object = Object::parse_whole(&added).unwrap();
+            let i = object.members.iter().position(|m| m.key == key).unwrap();
+            assert_eq!(edit(&added, |e, o| e.remove(o, i)), text, "{key}");
         }
     }
 
