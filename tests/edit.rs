@@ -106,6 +106,22 @@ fn field_u64(bytes: &[u8], number: u32) -> Option<u64> {
 
 /// The message records of a conversation's decoded stream (`--all`),
 /// without the conversation key.
+/// The stream with its index rows' `raw_summary` emptied.
+fn without_raw_summary(stream: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for line in stream.split_inclusive(|b| *b == b'\n') {
+        let mut record: Value = serde_json::from_slice(line).unwrap();
+        if record["kind"] == "index" {
+            record["row"]["raw_summary"] = Value::Null;
+            out.extend_from_slice(serde_json::to_string(&record).unwrap().as_bytes());
+            out.push(b'\n');
+        } else {
+            out.extend_from_slice(line);
+        }
+    }
+    out
+}
+
 fn messages(stream: &[u8], through: Option<i64>) -> Vec<Value> {
     let decoded = run_ok("agy-decode", &["--all"], stream);
     records(&decoded)
@@ -231,13 +247,16 @@ fn a_fork_copies_the_steps_up_to_the_cut_and_is_its_own() {
     for same in [
         "title",
         "workspace_uris",
-        "raw_summary",
         "group_id",
         "project_id",
         "source",
     ] {
         assert_eq!(index[same], parent_index[same], "{same}");
     }
+    // The parent's summary does not summarize the fork: emptied, for
+    // agy-pack to make from the fork's own steps.
+    assert_ne!(parent_index["raw_summary"], Value::Null);
+    assert_eq!(index["raw_summary"], Value::Null);
 
     // Its brain: the kept steps' transcript lines and spilled output.
     assert_eq!(transcript_steps(&fork_stream, CHUNK), [0, 2, 2, 3, 4, 5]);
@@ -268,10 +287,15 @@ fn a_fork_copies_the_steps_up_to_the_cut_and_is_its_own() {
         let now = after_files.iter().find(|(p, _)| p == path).map(|(_, b)| b);
         assert_eq!(now, Some(bytes), "{} changed", path.display());
     }
+    let dumped = dump(&["--id", &fork, s.path.to_str().unwrap()]);
+    let raw = blob(&the_only(&dumped, "index", None)[0], "raw_summary");
+    assert_eq!(field_str(&raw, 1).as_deref(), index["title"].as_str());
     assert_eq!(
-        dump(&["--id", &fork, s.path.to_str().unwrap()]),
-        fork_stream
+        field_u64(&raw, 2),
+        Some(6),
+        "the fork's summary counts its steps"
     );
+    assert_eq!(without_raw_summary(&dumped), fork_stream);
     let listed = run_ok("agy-ls", &[s.path.to_str().unwrap()], b"");
     let row = records(&listed)
         .into_iter()
@@ -425,7 +449,21 @@ fn a_rewind_removes_the_turns_and_rotates_the_trajectory() {
     // In place: agy-pack --force, and agy-ls agrees with the index.
     let root = s.path.to_str().unwrap();
     run_ok("agy-pack", &["--force", "--root", root], &rewound);
-    assert_eq!(dump_a(&s.path), rewound);
+    // As it went, but for the index row's summary, which the rewind
+    // emptied and agy-pack made from the steps that are left.
+    assert_eq!(
+        the_only(&rewound, "index", None)[0]["row"]["raw_summary"],
+        Value::Null
+    );
+    let dumped = dump_a(&s.path);
+    let raw = blob(&the_only(&dumped, "index", None)[0], "raw_summary");
+    assert_eq!(
+        field_u64(&raw, 2),
+        Some(6),
+        "the summary counts the steps left"
+    );
+    assert_eq!(field_str(&raw, 4).as_deref(), Some(trajectory.as_str()));
+    assert_eq!(without_raw_summary(&dumped), rewound);
     let listed = records(&run_ok("agy-ls", &[root], b""));
     let row = listed.iter().find(|r| r["id"] == A).unwrap();
     assert_eq!(row["index"], "agrees", "{row}");

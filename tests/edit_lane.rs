@@ -170,6 +170,24 @@ fn cli_to_desktop_rewrites_the_marks_of_the_lane_only() {
                     row["app_data_dir"] = "antigravity".into();
                     row["status"] = "CASCADE_RUN_STATUS_IDLE".into();
                     row["project_id"] = "outside-of-project".into();
+                    // Its summary's copy of the metadata (17) names the
+                    // project as the metadata now does.
+                    let raw_changed = b["row"]["raw_summary"] != a["row"]["raw_summary"];
+                    if let Some(old) = b["row"]["raw_summary"].as_str().filter(|_| raw_changed) {
+                        let (old, new) = (hex::decode(old).unwrap(), hex_cell(a, "raw_summary"));
+                        let metadata =
+                            |raw: &[u8]| Message::new(raw).get_bytes(17).unwrap().to_vec();
+                        assert_eq!(
+                            Message::new(&metadata(&new)).get_str(18).unwrap(),
+                            "outside-of-project"
+                        );
+                        assert_eq!(
+                            fields_but(&metadata(&new), 18),
+                            fields_but(&metadata(&old), 18)
+                        );
+                        assert_eq!(fields_but(&new, 17), fields_but(&old, 17));
+                        row["raw_summary"] = a["row"]["raw_summary"].clone();
+                    }
                     assert_eq!(*a, expected);
                 }
                 other => panic!("{other} changed"),

@@ -304,11 +304,31 @@ fn a_move_rewrites_where_each_conversation_names_its_project_and_nothing_else() 
         let old = record_of(&before[id], "index");
         let new = record_of(&after[id], "index");
         assert_eq!(new["row"]["workspace_uris"], format!(r#"["{uri}"]"#));
+        // Its summary's workspace (9) and copy of the metadata (17) move
+        // too, its title (which names a path under OLD) only --everywhere.
+        let summary = |row: &Json| {
+            let hex = row["row"]["raw_summary"].as_str()?;
+            let raw = hex::decode(hex).unwrap();
+            let workspace = Message::new(&raw).get_bytes(9)?.to_vec();
+            let folder = Message::new(&workspace).get_str(1)?.into_owned();
+            let title = Message::new(&raw).get_str(1).map(|t| t.into_owned());
+            Some((folder, title))
+        };
+        if let Some((folder, title)) = summary(&old) {
+            assert!(folder.starts_with("file:///work/app"), "{id}: {folder}");
+            assert_eq!(
+                summary(&new),
+                Some((folder.replace("/work/app", "/srv/app"), title)),
+                "{id}"
+            );
+        }
         let mut rest = new["row"].as_object().unwrap().clone();
         rest.remove("workspace_uris");
+        rest.remove("raw_summary");
         let mut was = old["row"].as_object().unwrap().clone();
         was.remove("workspace_uris");
-        assert_eq!(rest, was, "{id}: the summary blob moves only --everywhere");
+        was.remove("raw_summary");
+        assert_eq!(rest, was, "{id}");
     }
 
     // The sidecars: cwd moved, the rest of the JSON as it was.
@@ -324,7 +344,10 @@ fn a_move_rewrites_where_each_conversation_names_its_project_and_nothing_else() 
     // What each changed is said.
     for line in [
         format!("{REAL}: moved /work/app to /srv/app: 4 places rewritten (trajectory metadata 2, index row 1, sidecar 1); 0 steps changed"),
-        format!("{CHILD}: moved /work/app to /srv/app: 4 places rewritten (trajectory metadata 3, index row 1); 0 steps changed"),
+        // Its index row's summary names the project in 5 places (the
+        // workspace's folder and git root, the metadata's again, its
+        // workspace_uris).
+        format!("{CHILD}: moved /work/app to /srv/app: 9 places rewritten (trajectory metadata 3, index row 6); 0 steps changed"),
         format!("{ACP}: moved /work/app to /srv/app: 1 place rewritten (sidecar 1); 0 steps changed"),
         "changed 3 of 5 conversations".to_string(),
     ] {

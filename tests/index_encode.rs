@@ -106,12 +106,22 @@ fn a_claude_code_session_encoded_and_packed_gets_a_true_row() {
         ),
         ("last_user_input_step_index", Value::Integer(last_input)),
         ("app_data_dir", Value::Text("antigravity-cli".into())),
-        ("raw_summary", Value::Null),
         ("group_id", Value::Text("".into())),
     ];
     for (column, value) in expect {
         assert_eq!(idx::cell(&row, column), value, "{column}");
     }
+    // The index is agy's at user_version 3: the row's summary is made
+    // from the conversation, as agy's own are.
+    let Value::Blob(raw) = idx::cell(&row, "raw_summary") else {
+        panic!("no raw_summary")
+    };
+    let raw = agy_tools::agy::wire::Message::new(&raw);
+    assert_eq!(raw.get_str(1).as_deref(), Some("Rename the crate"));
+    assert!(matches!(
+        raw.last(2),
+        Some(agy_tools::agy::wire::Value::Varint(n)) if Value::Integer(n as i64) == idx::cell(&row, "step_count")
+    ));
     assert!(last_input >= 2);
     // The same rules as --reindex: it finds nothing to do.
     let out = run_ok(

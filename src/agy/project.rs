@@ -62,22 +62,27 @@ pub fn rewrite_workspaces(metadata: &[u8], rewrite: &impl Rewrite) -> Option<Vec
 /// metadata (17); `None` when none changed.
 pub fn rewrite_summary_workspaces(entry: &[u8], rewrite: &impl Rewrite) -> Option<Vec<u8>> {
     const SUMMARY: u32 = 2;
+    wire::edit_field(entry, SUMMARY, |summary| rewrite_summary(summary, rewrite))
+}
+
+/// A summary (an entry's field 2, the index's `raw_summary`) with its
+/// workspace (9) and its copy of the trajectory metadata (17) rewritten;
+/// `None` when neither changed.
+pub fn rewrite_summary(summary: &[u8], rewrite: &impl Rewrite) -> Option<Vec<u8>> {
     const SUMMARY_WORKSPACE: u32 = 9;
     const SUMMARY_METADATA: u32 = 17;
-    wire::edit_field(entry, SUMMARY, |summary| {
-        let workspace = wire::edit_field(summary, SUMMARY_WORKSPACE, |workspace| {
-            patch::rewrite_in(
-                workspace,
-                &[WORKSPACE_FOLDER_URI, WORKSPACE_GIT_ROOT_URI],
-                rewrite,
-            )
-        });
-        let bytes = workspace.as_deref().unwrap_or(summary);
-        wire::edit_field(bytes, SUMMARY_METADATA, |metadata| {
-            rewrite_workspaces(metadata, rewrite)
-        })
-        .or(workspace)
+    let workspace = wire::edit_field(summary, SUMMARY_WORKSPACE, |workspace| {
+        patch::rewrite_in(
+            workspace,
+            &[WORKSPACE_FOLDER_URI, WORKSPACE_GIT_ROOT_URI],
+            rewrite,
+        )
+    });
+    let bytes = workspace.as_deref().unwrap_or(summary);
+    wire::edit_field(bytes, SUMMARY_METADATA, |metadata| {
+        rewrite_workspaces(metadata, rewrite)
     })
+    .or(workspace)
 }
 
 /// The trajectory metadata naming `uri` as its project: a conversation

@@ -177,6 +177,7 @@ impl Tally {
             project_id: conv.project_id.clone(),
             last_user_input: self.last_input,
             trajectory_source: None,
+            raw_summary: None,
         }
     }
 
@@ -302,9 +303,14 @@ pub fn of_database(source: &Source) -> Result<Summary> {
         summarizer.tally.look(*idx, &facts);
     }
     summarizer.tally.count = conn.query_row("SELECT count(*) FROM steps", [], |r| r.get(0))?;
-    Ok(Summary {
+    let summary = Summary {
         trajectory_source: source.trajectory_source().ok().flatten(),
         ..summarizer.finish()
+    };
+    let raw = crate::store::side::derive::Facts::of_database(source, summary.clone())?.summary();
+    Ok(Summary {
+        raw_summary: Some(raw),
+        ..summary
     })
 }
 

@@ -18,9 +18,9 @@
 //! from is never written (agy's own import of a desktop conversation
 //! modified the desktop's index, row 10).
 
-use crate::agy::project;
+use crate::agy::{project, wire};
 use crate::error::{Error, Result};
-use crate::store::index::IndexRow;
+use crate::store::index::{IndexRow, RAW_SUMMARY};
 use crate::store::root::{Lane, CLI, DESKTOP};
 use crate::stream::io::Output;
 use crate::stream::record::{
@@ -28,6 +28,9 @@ use crate::stream::record::{
 };
 
 use super::survey::Held;
+
+/// The summary's copy of the trajectory metadata (agy-store(5)).
+const SUMMARY_METADATA: u32 = 17;
 
 /// What making `held` a conversation of `to` changes, said before any of
 /// it is written; `None` when it is of that lane already.
@@ -116,6 +119,28 @@ pub(super) fn plan(held: &Held, lane: Lane) -> Result<Option<Relane>> {
             |old| project_id(old, lane),
             &mut columns,
         );
+        // Its summary's copy of the trajectory metadata (17) names the
+        // project as the metadata does: changed as it is, so that a round
+        // trip gives back its bytes.
+        if let Some(new) = index
+            .get(RAW_SUMMARY)
+            .is_some()
+            .then(|| {
+                facts
+                    .metadata
+                    .as_deref()
+                    .and_then(project::project_id)
+                    .and_then(|old| project_id(&old, lane))
+            })
+            .flatten()
+        {
+            let summary_metadata = |raw: &[u8]| {
+                wire::edit_field(raw, SUMMARY_METADATA, |m| project::set_project_id(m, new))
+            };
+            if index.edit_blob(RAW_SUMMARY, summary_metadata)? {
+                columns.push(RAW_SUMMARY);
+            }
+        }
         if !columns.is_empty() {
             plan.said.push(format!("index row {}", columns.join(", ")));
             plan.index = Some(index);

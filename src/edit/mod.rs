@@ -335,6 +335,8 @@ impl Editor {
                     "conversation_id",
                     crate::stream::record::JsonCell::Plain(fork.clone().into()),
                 );
+                // Made anew by agy-pack from the fork's own steps.
+                row.forget_raw_summary();
                 row
             }
             None => after.row(&fork),
@@ -362,8 +364,12 @@ fn rewind(held: &Held, cut: Cut) -> Result<Trim> {
     let reference =
         choices::reference(&old, keep_through, choices::REWIND_REFERENCE_TYPE, &held.id);
     let index = facts.index.as_ref().map(|row| {
-        held.summary(Some(keep_through))
-            .carry(&held.summary(None), row)
+        let mut row = held
+            .summary(Some(keep_through))
+            .carry(&held.summary(None), row);
+        // Made anew by agy-pack from the steps that are left.
+        row.forget_raw_summary();
+        row
     });
     Ok(Trim {
         keep_through,

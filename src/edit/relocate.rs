@@ -297,21 +297,6 @@ impl<'a> Writer<'a> {
     /// metadata file's summary. With `--everywhere`, every path in them.
     fn side(&mut self, line: &[u8], side: &Side<'_>) -> Result<()> {
         let moved = match side {
-            Side::Last { workspace } => self.mv.path(workspace).map(|workspace| Side::Last {
-                workspace: workspace.into(),
-            }),
-            Side::Metadata { value } => patch::rewrite_text(value.as_bytes(), self.mv)
-                .and_then(|text| String::from_utf8(text).ok())
-                .map(|value| Side::Metadata {
-                    value: value.into(),
-                }),
-            Side::Summary { file, entry } => {
-                let rewritten = match self.everywhere {
-                    true => patch::rewrite(entry, self.mv),
-                    false => agy::project::rewrite_summary_workspaces(entry, self.mv),
-                };
-                rewritten.map(|entry| Side::Summary { file: *file, entry })
-            }
             // An earlier move's request, which this move continues (A to
             // B, then B to C: A to C) or undoes (B back to A: none).
             Side::Moved { file, from, to } if same_dir(to, self.mv.from()) => {
@@ -321,11 +306,11 @@ impl<'a> Writer<'a> {
                 }
                 Some(Side::Moved {
                     file: *file,
-                    from: from.clone(),
-                    to: self.mv.to().as_str().into(),
+                    from: from.clone().into_owned().into(),
+                    to: self.mv.to().as_str().to_string().into(),
                 })
             }
-            Side::Annotation { .. } | Side::Moved { .. } => None,
+            side => crate::store::side::moved(side, self.mv, self.everywhere),
         };
         self.moved.index += self.mv.take_count();
         match moved {
@@ -403,6 +388,10 @@ impl<'a> Writer<'a> {
                 changed |= index.rewrite_text(column, self.mv);
             }
             changed |= index.rewrite_blob("raw_summary", self.mv)?;
+        } else {
+            changed |= index.edit_blob("raw_summary", |summary| {
+                agy::project::rewrite_summary(summary, self.mv)
+            })?;
         }
         self.moved.index += self.mv.take_count();
         if !changed {

@@ -11,6 +11,10 @@
 //! of its own, but a root's index may still hold one for the conversation
 //! being replaced; that row is brought up to date with the new database
 //! when it disagrees with it, and no row is ever invented.
+//!
+//! In an index that has `raw_summary` (`user_version` 3), a row the stream
+//! brought without one, or with it emptied by an edit, gets the summary
+//! made from the conversation's database.
 
 use std::io::Write;
 
@@ -100,7 +104,14 @@ pub(super) fn finish(stash: &Stash<'_>) -> Result<()> {
                 path.display()
             )));
         };
-        Some(Change::Put(check(stash.id, user_version, &row)?))
+        let mut row = check(stash.id, user_version, &row)?;
+        if wants_raw_summary(&row, stash.root)? {
+            let source = open(stash.db)?;
+            if let Some(raw) = summary::of_database(&source)?.raw_summary {
+                row.put_raw_summary(&raw);
+            }
+        }
+        Some(Change::Put(row))
     };
     if let Some(change) = change {
         index::apply(
@@ -121,10 +132,37 @@ fn refresh(root: &Path, db: &Path) -> Result<Option<Change>> {
     if !index::path(root).exists() {
         return Ok(None);
     }
-    let source = match Source::open(db) {
-        Ok(source) => source,
-        Err(OpenError::NotAgy(why)) => return Err(Error::data(format!("{}: {why}", db.display()))),
-        Err(OpenError::Failed(e)) => return Err(e.context(db.display())),
-    };
-    Ok(Some(Change::Refresh(summary::of_database(&source)?)))
+    Ok(Some(Change::Refresh(summary::of_database(&open(db)?)?)))
+}
+
+fn open(db: &Path) -> Result<Source> {
+    match Source::open(db) {
+        Ok(source) => Ok(source),
+        Err(OpenError::NotAgy(why)) => Err(Error::data(format!("{}: {why}", db.display()))),
+        Err(OpenError::Failed(e)) => Err(e.context(db.display())),
+    }
+}
+
+/// Whether a row the stream brought is to get a `raw_summary` made from
+/// its database: it has the column, empty (an edit emptied it: what it
+/// summarized changed), or it has not and the root's index has.
+fn wants_raw_summary(row: &IndexRow, root: &Path) -> Result<bool> {
+    if row.lacks_raw_summary() {
+        return Ok(true);
+    }
+    if row.get(index::RAW_SUMMARY).is_some() {
+        return Ok(false);
+    }
+    let path = index::path(root);
+    if !path.exists() {
+        return Ok(false);
+    }
+    let conn = rusqlite::Connection::open_with_flags(
+        &path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| Error::from(e).context(path.display()))?;
+    let columns = crate::store::sqlite::table_columns(&conn, index::TABLE)
+        .map_err(|e| e.context(path.display()))?;
+    Ok(columns.iter().any(|c| c.name == index::RAW_SUMMARY))
 }

@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::store::index::IndexRow;
 use crate::stream::io::Output;
 use crate::stream::message::{path_to_uri, Block, InputRecord, Role};
-use crate::stream::record::JsonCell;
+use crate::stream::record::{JsonCell, Side};
 
 use super::Merger;
 
@@ -174,17 +174,38 @@ impl MetaEdit {
     }
 
     /// The index row's `workspace_uris` edited in place.
-    pub(super) fn index_row(&self, row: &mut IndexRow) {
+    pub(super) fn index_row(&self, row: &mut IndexRow) -> Result<()> {
         match (&self.moved, &self.added) {
             (Some(mv), _) => {
                 row.rewrite_text("workspace_uris", mv);
+                row.edit_blob("raw_summary", |summary| {
+                    project::rewrite_summary(summary, mv)
+                })?;
             }
             (None, Some(cwd)) if row.workspace_uris().is_empty() => {
                 let list = serde_json::to_string(&[path_to_uri(cwd)]).expect("strings serialize");
                 row.set("workspace_uris", JsonCell::Plain(list.into()));
+                // It names no workspace (9): made anew by agy-pack.
+                row.forget_raw_summary();
             }
             _ => {}
         }
+        Ok(())
+    }
+
+    /// A side entry of the conversation, its project moved as the index
+    /// row's; `None` when it does not change.
+    pub(super) fn side(&self, side: &Side<'_>) -> Option<Side<'static>> {
+        match (&self.moved, &self.added) {
+            (Some(mv), _) => crate::store::side::moved(side, mv, false),
+            _ => None,
+        }
+    }
+
+    /// Whether the edit gives the conversation a workspace it did not
+    /// name: its summaries, which name none, are made anew by agy-pack.
+    pub(super) fn adds_workspace(&self) -> bool {
+        self.added.is_some()
     }
 
     /// The ACP sidecar edited; `None` when it did not change.

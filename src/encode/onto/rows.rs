@@ -106,8 +106,12 @@ impl Merger {
             .ok_or_else(|| Error::data("an index record before the conversation's rows"))?;
         let after = conv.after.clone().summary_like(&before);
         let mut row = after.carry_into(&before, original);
+        if !conv.is_identity() || !conv.text_edits.is_empty() {
+            // Made anew by agy-pack from the edited steps.
+            row.forget_raw_summary();
+        }
         if let Some(edit) = &conv.meta_edit {
-            edit.index_row(&mut row);
+            edit.index_row(&mut row)?;
         }
         row.write(out.buf(), &conv.id);
         out.end_record()
@@ -162,8 +166,17 @@ impl Merger {
                 // A summary counts steps the edit may have changed:
                 // dropped, and agy-pack makes it anew from the steps.
                 Record::Side { side, .. } => {
-                    if identity || !matches!(side, crate::stream::record::Side::Summary { .. }) {
-                        write_line(out, &line)?;
+                    let summary = matches!(side, crate::stream::record::Side::Summary { .. });
+                    let edit = conv.meta_edit.as_ref();
+                    if summary && (!identity || edit.is_some_and(|e| e.adds_workspace())) {
+                        continue;
+                    }
+                    match edit.and_then(|e| e.side(&side)) {
+                        Some(moved) => {
+                            moved.write(out.buf(), &conv.id);
+                            out.end_record()?;
+                        }
+                        None => write_line(out, &line)?,
                     }
                     continue;
                 }

@@ -46,6 +46,10 @@ pub const FILE_NAME: &str = "conversation_summaries.db";
 /// The index's table.
 pub const TABLE: &str = "conversation_summaries";
 
+/// The column of an index at `user_version` 3 that holds the summary of
+/// its summaries files (agy-store(5)).
+pub const RAW_SUMMARY: &str = "raw_summary";
+
 /// agy 1.1.16's DDL, in `sqlite_master` order (issue 18, FORMAT.md 14).
 pub const DDL: &[&str] = &[
     r#"CREATE TABLE conversation_summaries (conversation_id text, title text NOT NULL DEFAULT "", preview text NOT NULL DEFAULT "", step_count integer NOT NULL DEFAULT 0, last_modified_time datetime NOT NULL, workspace_uris text NOT NULL, status text NOT NULL DEFAULT "", source text NOT NULL DEFAULT "", project_id text NOT NULL DEFAULT "", agent_name text NOT NULL DEFAULT "", parent_conversation_id text NOT NULL DEFAULT "", nesting_depth integer NOT NULL DEFAULT 0, battle_id text NOT NULL DEFAULT "", winning_conversation_id text NOT NULL DEFAULT "", not_fully_idle numeric NOT NULL DEFAULT false, killed numeric NOT NULL DEFAULT false, last_user_input_time datetime NOT NULL, last_user_input_step_index integer NOT NULL DEFAULT -1, app_data_dir text NOT NULL DEFAULT "", PRIMARY KEY (conversation_id))"#,
@@ -210,6 +214,16 @@ impl IndexRow {
     /// The protobuf blob of `column` (`raw_summary`, a BLOB column)
     /// rewritten at every depth; whether it changed.
     pub fn rewrite_blob(&mut self, column: &str, rewrite: &impl Rewrite) -> Result<bool> {
+        self.edit_blob(column, |bytes| patch::rewrite(bytes, rewrite))
+    }
+
+    /// The blob of `column` as `edit` makes it (`None`: unchanged);
+    /// whether it changed.
+    pub fn edit_blob(
+        &mut self,
+        column: &str,
+        edit: impl FnOnce(&[u8]) -> Option<Vec<u8>>,
+    ) -> Result<bool> {
         let Some((_, cell)) = self.cells.iter_mut().find(|(n, _)| n == column) else {
             return Ok(false);
         };
@@ -217,11 +231,37 @@ impl IndexRow {
             return Ok(false);
         };
         let bytes = record::decode_hex(hex).map_err(|e| e.context(format!("column {column}")))?;
-        let Some(moved) = patch::rewrite(&bytes, rewrite) else {
+        let Some(edited) = edit(&bytes) else {
             return Ok(false);
         };
-        *hex = Cow::Owned(hex::encode(moved));
+        *hex = Cow::Owned(hex::encode(edited));
         Ok(true)
+    }
+
+    /// Empties the row's `raw_summary` (an index at `user_version` 3), for
+    /// an edit that changes what it summarizes: agy-pack makes it anew
+    /// from the conversation it writes. Whether the row had one.
+    pub fn forget_raw_summary(&mut self) -> bool {
+        let had = matches!(self.get(RAW_SUMMARY), Some(cell) if *cell != JsonCell::Null);
+        self.set(RAW_SUMMARY, JsonCell::Null);
+        had
+    }
+
+    /// Whether the row wants a `raw_summary` made: it has the column,
+    /// empty.
+    pub fn lacks_raw_summary(&self) -> bool {
+        self.get(RAW_SUMMARY) == Some(&JsonCell::Null)
+    }
+
+    /// Gives the row `raw` as its `raw_summary`, adding the column when
+    /// it has none (a table without it does not take it: see
+    /// `write::insert`).
+    pub fn put_raw_summary(&mut self, raw: &[u8]) {
+        let cell = JsonCell::Plain(Cow::Owned(hex::encode(raw)));
+        match self.cells.iter_mut().find(|(n, _)| n == RAW_SUMMARY) {
+            Some((_, old)) => *old = cell,
+            None => self.cells.push((RAW_SUMMARY.to_string(), cell)),
+        }
     }
 }
 

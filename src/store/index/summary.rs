@@ -37,6 +37,10 @@ pub struct Summary {
     /// `trajectory_meta.source`, when known: the lane whose marks a
     /// derived row bears (the CLI's when it is not the desktop app's).
     pub trajectory_source: Option<i64>,
+    /// The `raw_summary` of an index at `user_version` 3, when it was
+    /// made from the database (`crate::store::side::derive`): a row that
+    /// has the column gets it.
+    pub raw_summary: Option<Vec<u8>>,
 }
 
 /// A time as the index writes it: `YYYY-MM-DD HH:MM:SS+00:00`.
@@ -158,6 +162,9 @@ impl Summary {
             }
             out.set(name, value.into_owned());
         }
+        if let Some(raw) = &self.raw_summary {
+            out.set("raw_summary", JsonCell::Plain(Cow::Owned(hex::encode(raw))));
+        }
         out
     }
 
@@ -209,6 +216,7 @@ pub(super) mod tests {
                 }),
             )),
             trajectory_source: None,
+            raw_summary: None,
         }
     }
 

@@ -239,6 +239,18 @@ fn write_rows(conn: &Connection, changes: &[(String, Change)]) -> Result<Vec<App
                 (Change::Reindex(summary), None) => Some(summary.row(id)),
                 (Change::Refresh(_), None) => None,
             };
+            // A derived row in an index that has `raw_summary`: the
+            // summary made from the database.
+            let new = new.map(|mut row| {
+                if let Change::Reindex(Summary {
+                    raw_summary: Some(raw),
+                    ..
+                }) = change
+                {
+                    row.put_raw_summary(raw);
+                }
+                row
+            });
             let Some(new) = new else {
                 applied.push(Applied::Unchanged);
                 continue;

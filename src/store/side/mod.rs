@@ -19,6 +19,8 @@ pub mod write;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::agy::paths::Move;
+use crate::agy::{patch, project};
 use crate::error::{Error, Result};
 use crate::stream::record::{FileContent, Side, SideFile};
 
@@ -135,6 +137,33 @@ impl Sides {
             Err(e) => return Err(Error::io(annotation.display(), e)),
         }
         Ok(out)
+    }
+}
+
+/// A side entry of a conversation whose project moved (`agy-edit move`,
+/// `agy-encode --onto` with a new cwd): the workspace `agy -c` knows it by,
+/// its summaries-file entry's workspace (9) and trajectory metadata (17),
+/// its summary in the metadata file; with `everywhere`, every path in
+/// them. `None` when it does not change (an annotation, a request, an
+/// entry naming no path under the move's directory).
+pub fn moved(side: &Side<'_>, mv: &Move, everywhere: bool) -> Option<Side<'static>> {
+    match side {
+        Side::Last { workspace } => mv.path(workspace).map(|workspace| Side::Last {
+            workspace: workspace.into(),
+        }),
+        Side::Metadata { value } => patch::rewrite_text(value.as_bytes(), mv)
+            .and_then(|text| String::from_utf8(text).ok())
+            .map(|value| Side::Metadata {
+                value: value.into(),
+            }),
+        Side::Summary { file, entry } => {
+            let rewritten = match everywhere {
+                true => patch::rewrite(entry, mv),
+                false => project::rewrite_summary_workspaces(entry, mv),
+            };
+            rewritten.map(|entry| Side::Summary { file: *file, entry })
+        }
+        Side::Annotation { .. } | Side::Moved { .. } => None,
     }
 }
 
