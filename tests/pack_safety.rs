@@ -63,7 +63,10 @@ fn empty_root(s: &Scratch, name: &str) -> PathBuf {
 /// of its parts are there when its database is not.
 fn state(root: &Path, id: &str) -> Vec<u8> {
     if root.join(format!("conversations/{id}.db")).exists() {
-        return run_ok("agy-dump", &["--id", id, root.to_str().unwrap()], b"");
+        // The index agy-pack makes in a root without one is THE INDEX's
+        // business (tests/index.rs), not this file's.
+        let dumped = run_ok("agy-dump", &["--id", id, root.to_str().unwrap()], b"");
+        return support::without_index(&dumped);
     }
     format!(
         "no database; brain: {}; meta: {}",
@@ -314,19 +317,14 @@ fn a_run_killed_while_putting_a_conversation_in_place_is_finished_by_the_next() 
                 "{root_name}, killed after {step}, then another run: {}",
                 which(&after, &versions)
             );
-            // After the last rename only the old brain directory is left
-            // to remove, when there was one.
+            // After the last rename the conversation's row is still to
+            // write (the root had no index: agy-pack makes one), with the
+            // old brain directory to remove when there was one.
             let note = match *step {
                 "written" | "synced" => "removed the temporary files of conversation",
-                "db" if force => "removed the temporary files of conversation",
-                "db" => "",
                 _ => "finished replacing conversation",
             };
-            if note.is_empty() {
-                assert_eq!(warnings, "", "{step}");
-            } else {
-                assert!(warnings.contains(note), "{step}: {warnings}");
-            }
+            assert!(warnings.contains(note), "{step}: {warnings}");
             assert_eq!(leftovers(&root), Vec::<String>::new(), "{step}");
         }
     }

@@ -10,7 +10,10 @@
 //! Without an `index` record the stream says the conversation has no row
 //! of its own, but a root's index may still hold one for the conversation
 //! being replaced; that row is brought up to date with the new database
-//! when it disagrees with it, and no row is ever invented.
+//! when it disagrees with it; no row is invented in an index that exists.
+//! A root without an index gets one, as agy makes it on start, holding the
+//! conversation's derived row: readers of the index (agy's own picker, other
+//! people's listers) list only what it holds.
 //!
 //! In an index that has `raw_summary` (`user_version` 3), a row the stream
 //! brought without one, or with it emptied by an edit, gets the summary
@@ -26,8 +29,14 @@ use crate::store::index::{self, Change, IndexRow};
 use crate::store::sqlite::{OpenError, Source};
 use crate::stream::record::{Record, RowCells};
 
-/// What the `.index` temporary holds when the stream brought no row.
+/// What the `.index` temporary holds when the stream brought no row: the
+/// row in the root's index is brought up to date, if there is one.
 const REFRESH: &str = "refresh\n";
+
+/// What it holds instead when the run began in a root without an index:
+/// the conversation gets its derived row, in an index made as agy makes
+/// it (the first conversation written makes it, the others are added).
+const DERIVE: &str = "derive\n";
 
 /// Checks an `index` record of conversation `id`: its row is the
 /// conversation's, every value is well formed, and no null is where the
@@ -58,17 +67,15 @@ pub(super) struct Stash<'a> {
     pub db: &'a Path,
 }
 
-/// Keeps the row (or, with none, the word `refresh`) with the
-/// conversation's temporaries, synced. Without a row and without an index
-/// in the root there is nothing to do, and nothing is kept.
-pub(super) fn stash(stash: &Stash<'_>, row: Option<&IndexRow>) -> Result<()> {
-    if row.is_none() && !index::path(stash.root).exists() {
-        return Ok(());
-    }
+/// Keeps the row (or, with none, the word `refresh`, or `derive` when the
+/// run began in a root without an index) with the conversation's
+/// temporaries, synced.
+pub(super) fn stash(stash: &Stash<'_>, row: Option<&IndexRow>, root_had_index: bool) -> Result<()> {
     let mut text = Vec::new();
-    match row {
-        Some(row) => row.write(&mut text, stash.id),
-        None => text.extend_from_slice(REFRESH.as_bytes()),
+    match (row, root_had_index) {
+        (Some(row), _) => row.write(&mut text, stash.id),
+        (None, true) => text.extend_from_slice(REFRESH.as_bytes()),
+        (None, false) => text.extend_from_slice(DERIVE.as_bytes()),
     }
     let path = stash.path;
     let mut file = std::fs::OpenOptions::new()
@@ -92,6 +99,8 @@ pub(super) fn finish(stash: &Stash<'_>) -> Result<()> {
     };
     let change = if text == REFRESH.as_bytes() {
         refresh(stash.root, stash.db)?
+    } else if text == DERIVE.as_bytes() {
+        Some(Change::Create(summary::of_database(&open(stash.db)?)?))
     } else {
         let line = text.strip_suffix(b"\n").unwrap_or(&text);
         let record = Record::parse(line).map_err(|e| e.context(path.display()))?;

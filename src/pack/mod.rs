@@ -82,6 +82,10 @@ pub struct Packer {
     /// The side entries of the conversations written, put in place at the
     /// end of the run ([`Packer::write_side_files`]).
     side_changes: side::write::Changes,
+    /// The root had an index when the run began: a conversation without an
+    /// index record gets no row it did not have (agy writes rows lazily).
+    /// Else each gets its derived row, in an index made as agy makes it.
+    root_had_index: bool,
     warn: Box<dyn FnMut(String)>,
 }
 
@@ -160,6 +164,7 @@ impl Packer {
             }
             options.root.clone()
         };
+        let root_had_index = store_index::path(&options.root).exists();
         Ok(Packer {
             options,
             work,
@@ -168,6 +173,7 @@ impl Packer {
             saw_end: false,
             sides: None,
             side_changes: side::write::Changes::default(),
+            root_had_index,
             warn,
         })
     }
@@ -483,7 +489,11 @@ impl Packer {
             pending.keep_unread_brain()?;
         }
         pending.sync()?;
-        index::stash(&pending.names.index_stash(), pending.index.as_ref())?;
+        index::stash(
+            &pending.names.index_stash(),
+            pending.index.as_ref(),
+            self.root_had_index,
+        )?;
         if !pending.has_meta {
             fs::File::create(&names.meta_gone)
                 .map_err(|e| Error::io(names.meta_gone.display(), e))?;

@@ -215,6 +215,38 @@ pub fn stderr(out: &Output) -> String {
 /// the records the stream now holds, as a user who filters or adds lines
 /// by hand has to make it: counted here with serde_json, apart from the
 /// library's counting. A conversation without an end record gets none.
+/// `stream` without its `index` records, recounted: what a dump of a root
+/// gives back of a stream that had none, once agy-pack made the root an
+/// index of its own (agy-pack(1), THE INDEX).
+pub fn without_index(stream: &[u8]) -> Vec<u8> {
+    without_index_rows_but(stream, &[])
+}
+
+/// `stream` without the `index` records of the conversations `original`
+/// (a stream) has none for, recounted: what a dump of a root agy-pack made
+/// from `original` gives back of it, the rows agy-pack derived left out.
+pub fn without_derived_index_rows(stream: &[u8], original: &[u8]) -> Vec<u8> {
+    let had: Vec<String> = store::json_lines(original)
+        .into_iter()
+        .filter(|r| r["kind"] == "index")
+        .map(|r| r["conversation"].as_str().unwrap().to_string())
+        .collect();
+    without_index_rows_but(stream, &had)
+}
+
+fn without_index_rows_but(stream: &[u8], keep: &[String]) -> Vec<u8> {
+    let mut kept = Vec::new();
+    for line in stream.split_inclusive(|b| *b == b'\n') {
+        let record: serde_json::Value = serde_json::from_slice(line).unwrap();
+        let derived = record["kind"] == "index"
+            && !keep.iter().any(|id| record["conversation"] == id.as_str());
+        if !derived {
+            kept.extend_from_slice(line);
+        }
+    }
+    recount(&kept)
+}
+
 pub fn recount(stream: &[u8]) -> Vec<u8> {
     use serde_json::{json, Map, Value};
     let mut counts: Map<String, Value> = Map::new();

@@ -139,6 +139,22 @@ impl Summary {
         }
     }
 
+    /// [`Summary::row`] in the shape of the index the agy of today makes
+    /// (`user_version` 3, agy-store(5)): with its `raw_summary` (null when
+    /// this summary has none) and an empty `group_id`.
+    pub fn row_v3(&self, id: &str) -> IndexRow {
+        let mut row = self.row(id);
+        row.user_version = 3;
+        for (name, _) in super::LATER_COLUMNS {
+            row.cells.push((name.to_string(), text("")));
+        }
+        match &self.raw_summary {
+            Some(raw) => row.put_raw_summary(raw),
+            None => row.set(super::RAW_SUMMARY, JsonCell::Null),
+        }
+        row
+    }
+
     /// Whether `row` agrees with this summary on what an edit changes and
     /// agy's list relies on: the step count and the last user input's idx.
     /// (Titles and times agy writes its own way are not compared.)

@@ -25,6 +25,10 @@ pub enum Change {
     /// Write the derived row when there is none, refresh a stale one
     /// (`agy-pack --reindex`).
     Reindex(Summary),
+    /// As `Reindex`, for a root that had no index: one is made as the agy
+    /// of today makes it on start (`user_version` 3, with `raw_summary`
+    /// and `group_id`).
+    Create(Summary),
 }
 
 /// What [`apply`] did to each conversation's row, in the order given.
@@ -84,6 +88,7 @@ fn first_new_row(changes: &[(String, Change)]) -> Option<IndexRow> {
     changes.iter().find_map(|(id, change)| match change {
         Change::Put(row) => Some(row.clone()),
         Change::Reindex(summary) => Some(summary.row(id)),
+        Change::Create(summary) => Some(summary.row_v3(id)),
         Change::Refresh(_) => None,
     })
 }
@@ -233,10 +238,12 @@ fn write_rows(conn: &Connection, changes: &[(String, Change)]) -> Result<Vec<App
             let old = read_row(conn, &columns, user_version, id)?;
             let new = match (change, &old) {
                 (Change::Put(row), _) => Some(row.clone()),
-                (Change::Refresh(summary) | Change::Reindex(summary), Some(old)) => {
-                    (!summary.agrees(old)).then(|| summary.refresh(old))
-                }
+                (
+                    Change::Refresh(summary) | Change::Reindex(summary) | Change::Create(summary),
+                    Some(old),
+                ) => (!summary.agrees(old)).then(|| summary.refresh(old)),
                 (Change::Reindex(summary), None) => Some(summary.row(id)),
+                (Change::Create(summary), None) => Some(summary.row_v3(id)),
                 (Change::Refresh(_), None) => None,
             };
             // A derived row in an index that has `raw_summary`: the
