@@ -103,6 +103,53 @@ fn cli_root(root: &Path) {
     );
 }
 
+/// A desktop root (`~/.gemini/antigravity`) as the app leaves one: two
+/// conversations of the app's (trajectory source 1), the app's list naming
+/// both, a title in `annotations/`, the metadata file, the index.
+fn desktop_root(root: &Path) {
+    for (id, title, folder) in [
+        (A, "Make the header sticky", "/Users/me/site"),
+        (B, "Fix the footer", "/Users/me/blog"),
+    ] {
+        let db = AgyDb::create(root, id);
+        db.conn
+            .execute("UPDATE trajectory_meta SET source = 1", [])
+            .unwrap();
+        db.trajectory_metadata(
+            &Msg::new()
+                .msg(1, Msg::new().str(1, &format!("file://{folder}")))
+                .ts(2, 1_796_000_000, 0)
+                .str(18, "outside-of-project")
+                .build(),
+        );
+        db.user_step(0, title);
+        db.close();
+    }
+    idx::create(root, Shape::V3);
+    run_ok(
+        "agy-pack",
+        &["--reindex", "--root", root.to_str().unwrap()],
+        b"",
+    );
+    let list = Msg::new()
+        .bytes(1, &entry(A, "Make the header sticky", 1, "/Users/me/site"))
+        .bytes(1, &entry(B, "Fix the footer", 1, "/Users/me/blog"))
+        .build();
+    std::fs::write(root.join("agyhub_summaries_proto.pb"), list).unwrap();
+    std::fs::create_dir_all(root.join("annotations")).unwrap();
+    std::fs::write(
+        root.join(format!("annotations/{B}.pbtxt")),
+        "title: \"Footer \\\"fix\\\"\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("cache")).unwrap();
+    std::fs::write(
+        root.join("cache/conversation_metadata.json"),
+        format!("{{\n  \"conversations\": {{\n    \"{A}\": {{\n      \"is_internal\": false\n    }},\n    \"{B}\": {{\n      \"is_internal\": false\n    }}\n  }}\n}}"),
+    )
+    .unwrap();
+}
+
 fn root_arg(root: &Path) -> &str {
     root.to_str().unwrap()
 }
@@ -218,6 +265,50 @@ fn a_dump_carries_every_entry_and_a_pack_puts_each_back() {
     assert_eq!(
         differing(&before, &files_under(&root)),
         Vec::<String>::new()
+    );
+}
+
+#[test]
+fn a_desktop_root_is_carried_whole_and_its_list_kept_true() {
+    let s = Scratch::new("side-desktop");
+    let root = s.join("antigravity");
+    desktop_root(&root);
+    let rows = run_ok("agy-dump", &[root_arg(&root)], b"");
+    // Into an empty root: the app's list, titles and metadata, byte for
+    // byte, and nothing of the CLI's.
+    let empty = s.join("empty");
+    run_ok("agy-pack", &["--root", root_arg(&empty)], &rows);
+    for rel in [
+        "agyhub_summaries_proto.pb",
+        "cache/conversation_metadata.json",
+        &format!("annotations/{B}.pbtxt"),
+    ] {
+        assert_eq!(read(&empty, rel), read(&root, rel), "{rel}");
+    }
+    assert!(!empty.join("cache/last_conversations.json").exists());
+    assert!(!empty.join("jetbox_summaries_proto.pb").exists());
+    // A fork: the app lists it, its entry counting its own steps; the
+    // other entries, and every other byte of the list, as they were.
+    let b_rows = run_ok("agy-dump", &["--id", B, root_arg(&root)], b"");
+    let forked = run_ok("agy-edit", &["fork", "--at", "0", "--id", FORK], &b_rows);
+    run_ok("agy-pack", &["--root", root_arg(&root)], &forked);
+    let list = summaries(&root, "agyhub_summaries_proto.pb");
+    let ids: Vec<&str> = list.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, [A, B, FORK], "the app lists the fork");
+    assert_eq!(varint(&list[2].1, 2), Some(step_count(&root, FORK)));
+    let before = Msg::new()
+        .bytes(1, &entry(A, "Make the header sticky", 1, "/Users/me/site"))
+        .bytes(1, &entry(B, "Fix the footer", 1, "/Users/me/blog"))
+        .build();
+    let now = read(&root, "agyhub_summaries_proto.pb");
+    assert_eq!(
+        &now[..before.len()],
+        &before[..],
+        "the other entries' bytes"
+    );
+    assert_eq!(
+        read(&root, &format!("annotations/{FORK}.pbtxt")),
+        read(&root, &format!("annotations/{B}.pbtxt"))
     );
 }
 
