@@ -306,6 +306,8 @@ pub(super) enum Leftover {
 /// Deals with what a dead holder left under `names`, which `claim` proves
 /// is ours to touch.
 pub(super) fn recover(names: &Names, claim: &Claim) -> Result<Leftover> {
+    // (A row agy-pack could not derive is left out here as in the run that
+    // was killed, which would have said so.)
     if exists(&names.db_ready)? {
         install(names, claim, &mut |_| {})?;
         super::index::finish(&names.index_stash())?;

@@ -90,17 +90,30 @@ pub(super) fn stash(stash: &Stash<'_>, row: Option<&IndexRow>, root_had_index: b
 
 /// Writes the stashed row of a conversation now in place into the root's
 /// index, then removes the stash. Repeating it after a kill is harmless.
-pub(super) fn finish(stash: &Stash<'_>) -> Result<()> {
+/// Returns what the caller is to say when a row agy-pack would have made
+/// (a derived row, a `raw_summary`) could not be: the database does not
+/// read as a summary is read (a schema agy never wrote). Such a row is
+/// not the stream's, so its lack is said, not an error.
+pub(super) fn finish(stash: &Stash<'_>) -> Result<Option<String>> {
     let path = stash.path;
     let text = match std::fs::read(path) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(path.display(), e)),
     };
+    let mut note = None;
     let change = if text == REFRESH.as_bytes() {
         refresh(stash.root, stash.db)?
     } else if text == DERIVE.as_bytes() {
-        Some(Change::Create(summary::of_database(&open(stash.db)?)?))
+        match open(stash.db).and_then(|source| summary::of_database(&source)) {
+            Ok(summary) => Some(Change::Create(summary)),
+            Err(e) => {
+                note = Some(format!(
+                    "no index row made for it: its summary could not be read ({e})"
+                ));
+                None
+            }
+        }
     } else {
         let line = text.strip_suffix(b"\n").unwrap_or(&text);
         let record = Record::parse(line).map_err(|e| e.context(path.display()))?;
@@ -115,9 +128,17 @@ pub(super) fn finish(stash: &Stash<'_>) -> Result<()> {
         };
         let mut row = check(stash.id, user_version, &row)?;
         if wants_raw_summary(&row, stash.root)? {
-            let source = open(stash.db)?;
-            if let Some(raw) = summary::of_database(&source)?.raw_summary {
-                row.put_raw_summary(&raw);
+            match open(stash.db).and_then(|source| summary::of_database(&source)) {
+                Ok(summary) => {
+                    if let Some(raw) = summary.raw_summary {
+                        row.put_raw_summary(&raw);
+                    }
+                }
+                Err(e) => {
+                    note = Some(format!(
+                        "its index row has no raw_summary: its summary could not be read ({e})"
+                    ))
+                }
             }
         }
         Some(Change::Put(row))
@@ -131,7 +152,7 @@ pub(super) fn finish(stash: &Stash<'_>) -> Result<()> {
     }
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(path.display(), e)),
-        _ => Ok(()),
+        _ => Ok(note),
     }
 }
 

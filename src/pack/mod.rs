@@ -507,7 +507,9 @@ impl Packer {
         kill_point("ready");
         claim::install(&names, &pending.claim, &mut kill_point)?;
         pending.placed = true;
-        index::finish(&names.index_stash())?;
+        if let Some(note) = index::finish(&names.index_stash())? {
+            (self.warn)(format!("conversation {:?}: {note}", pending.id));
+        }
         self.side_changes.add(side::write::Written {
             id: pending.id.clone(),
             sides: std::mem::take(&mut pending.sides),
