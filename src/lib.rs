@@ -12,8 +12,9 @@
 //!    databases and the data root;
 //! 5. one folder per tool: [`decode`] (rows to messages), then [`encode`]
 //!    (messages to rows, and `--onto` edits), [`edit`] (rows to rows:
-//!    conversation surgery), [`pack`] (rows to databases) and [`list`] (a
-//!    root's conversations, agy-ls); then [`mod@format`] (other agents' formats)
+//!    conversation surgery), [`pack`] (rows to databases), [`list`] (a
+//!    root's conversations, agy-ls) and [`usage`] (what they consumed,
+//!    agy-usage); then [`mod@format`] (other agents' formats)
 //!    and [`render`] (pages for people);
 //! 6. [`cli`]: the flags and the shell around a binary.
 //!
@@ -41,5 +42,6 @@ pub mod format;
 pub mod list;
 pub mod pack;
 pub mod render;
+pub mod usage;
 
 pub mod cli;

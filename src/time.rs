@@ -43,6 +43,59 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
+/// A day, counted from 1970-01-01 (day 0), as reports group by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Day(pub i64);
+
+impl Day {
+    /// The UTC day `time` falls on.
+    pub fn of(time: Timestamp) -> Day {
+        Day(time.seconds.div_euclid(86_400))
+    }
+
+    /// `YYYY-MM-DD` or `YYYYMMDD`; `None` for anything else.
+    pub fn parse(text: &str) -> Option<Day> {
+        let digits: String = match text.len() {
+            10 if text.as_bytes()[4] == b'-' && text.as_bytes()[7] == b'-' => {
+                text.chars().filter(|c| *c != '-').collect()
+            }
+            8 => text.to_string(),
+            _ => return None,
+        };
+        if !digits.bytes().all(|b| b.is_ascii_digit()) || digits.len() != 8 {
+            return None;
+        }
+        let year: i64 = digits[..4].parse().ok()?;
+        let month: u32 = digits[4..6].parse().ok()?;
+        let day: u32 = digits[6..].parse().ok()?;
+        let at = Day(days_from_civil(year, month, day));
+        // 2026-02-30 is no day: it does not come back as written.
+        (at.ymd() == (year, month, day)).then_some(at)
+    }
+
+    pub fn ymd(self) -> (i64, u32, u32) {
+        civil_from_days(self.0)
+    }
+
+    /// `YYYY-MM-DD`.
+    pub fn format(self) -> String {
+        let (year, month, day) = self.ymd();
+        format!("{year:04}-{month:02}-{day:02}")
+    }
+
+    /// `YYYY-MM`.
+    pub fn month(self) -> String {
+        let (year, month, _) = self.ymd();
+        format!("{year:04}-{month:02}")
+    }
+
+    /// The Sunday that starts its week (as ccusage's weeks start).
+    pub fn week_start(self) -> Day {
+        // 1970-01-01 was a Thursday: day 0 is 4 days after a Sunday.
+        Day(self.0 - (self.0 + 4).rem_euclid(7))
+    }
+}
+
 /// `value` as exactly `width` decimal digits, zero-padded (`value` has no
 /// more).
 fn push_digits(out: &mut String, value: u32, width: u32) {
@@ -293,6 +346,31 @@ mod tests {
             };
             ts(seconds, nanos)
         })
+    }
+
+    #[test]
+    fn days_read_and_write_as_reports_show_them() {
+        let day = Day::parse("2026-12-04").unwrap();
+        assert_eq!(Day::parse("20261204"), Some(day));
+        assert_eq!(day.format(), "2026-12-04");
+        assert_eq!(day.month(), "2026-12");
+        // 2026-12-04 is a Friday; its week began on Sunday the 29th.
+        assert_eq!(day.week_start().format(), "2026-11-29");
+        assert_eq!(
+            Day::parse("2026-11-29").unwrap().week_start().format(),
+            "2026-11-29"
+        );
+        assert_eq!(Day::of(ts(0, 0)).format(), "1970-01-01");
+        assert_eq!(Day::of(ts(-1, 0)).format(), "1969-12-31");
+        for bad in [
+            "2026-02-30",
+            "2026-13-01",
+            "2026/12/04",
+            "1204",
+            "2026-12-4",
+        ] {
+            assert_eq!(Day::parse(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["stream"],
     &["kinds", "store"],
     &["decode"],
-    &["encode", "edit", "pack", "list"],
+    &["encode", "edit", "pack", "list", "usage"],
     &["format", "render"],
     &["cli"],
 ];

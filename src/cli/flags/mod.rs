@@ -26,7 +26,7 @@
 //!
 //! ```text
 //! cargo build --bins
-//! for b in dump decode encode edit pack render ls; do
+//! for b in dump decode encode edit pack render ls usage; do
 //!     target/debug/agy-$b --generate man > man/agy-$b.1
 //! done
 //! ```
@@ -58,10 +58,11 @@ pub enum Bin {
     Pack,
     Render,
     Ls,
+    Usage,
 }
 
 impl Bin {
-    pub const ALL: [Bin; 7] = [
+    pub const ALL: [Bin; 8] = [
         Bin::Dump,
         Bin::Decode,
         Bin::Encode,
@@ -69,6 +70,7 @@ impl Bin {
         Bin::Pack,
         Bin::Render,
         Bin::Ls,
+        Bin::Usage,
     ];
 
     /// The program's name, as installed and as its messages start.
@@ -81,6 +83,7 @@ impl Bin {
             Bin::Pack => "agy-pack",
             Bin::Render => "agy-render",
             Bin::Ls => "agy-ls",
+            Bin::Usage => "agy-usage",
         }
     }
 }

@@ -135,6 +135,21 @@ pub struct Args {
     pub everywhere: bool,
     /// agy-ls `--under`.
     pub under: Option<crate::agy::paths::Dir>,
+    /// agy-usage `--since` and `--until`.
+    pub since: Option<crate::time::Day>,
+    pub until: Option<crate::time::Day>,
+    /// agy-usage `--json`.
+    pub json: bool,
+    /// agy-usage `-b, --breakdown`.
+    pub breakdown: bool,
+    /// agy-usage `--by-project`.
+    pub by_project: bool,
+    /// agy-usage `--no-cost`.
+    pub no_cost: bool,
+    /// agy-usage `--prices`.
+    pub prices: Option<PathBuf>,
+    /// agy-usage `--now`.
+    pub now: Option<crate::time::Timestamp>,
 }
 
 /// Reads this process's command line for `program`. `None` means it asked

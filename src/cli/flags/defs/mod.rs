@@ -18,6 +18,7 @@ mod ls;
 mod pack;
 mod render;
 mod shared;
+mod usage;
 mod writes;
 
 use crate::cli::flags::{Bin, Flag};
@@ -28,6 +29,7 @@ const ALL_BINS: &[Bin] = &Bin::ALL;
 static GROUPS: &[&[Flag]] = &[
     dump::FLAGS,
     ls::FLAGS,
+    usage::FLAGS,
     encode::FLAGS,
     edit::FLAGS,
     pack::FLAGS,

@@ -21,7 +21,7 @@ pub(super) static FLAGS: &[Flag] = &[
             },
         },
         docs: &[Doc {
-            bins: &[Bin::Dump, Bin::Pack, Bin::Ls],
+            bins: &[Bin::Dump, Bin::Pack, Bin::Ls, Bin::Usage],
             help: "default root of this agy surface: cli (default), acp or desktop",
             man: r#"Which surface's default data root to use:
 .B cli

@@ -1,0 +1,502 @@
+//! Reading what each generation consumed, from a conversation's databases
+//! or its row stream, each generation once.
+//!
+//! Per conversation, two sources: its `gen_metadata` rows (the
+//! ChatModelMetadata at field 1: usage at 4, the model's name at 19; the
+//! steps it made at field 2) and its steps' metadata (usage at 9, the time
+//! at 1). A generation is counted from its row; its steps' own usage must
+//! agree with it, and a disagreement is said (it is the row's that is
+//! counted, as agy's own `/stats`-like readers count). A step whose usage
+//! no row covers (a conversation agy-encode made before it wrote rows, a
+//! row lost) is counted from the step. A generation's time is its first
+//! step's; without one, the row's own start time (agy up to 1.1.17), else
+//! none (counted, and said).
+//!
+//! Once: a fork, a lane copy and an edited copy carry their parent's rows
+//! byte for byte, so each generation is known by the response id agy gives
+//! it (usage field 11), else by the SHA-256 of what it was read from; a
+//! second sight of one is counted in [`Collected::repeated`], not in the
+//! totals.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use rusqlite::types::ValueRef;
+use sha2::{Digest, Sha256};
+
+use crate::agy::steps::field::{self, generator, metadata, usage};
+use crate::agy::wire::{self, Message, Value};
+use crate::decode::read_timestamp;
+use crate::error::Result;
+use crate::store::dump::Target;
+use crate::store::index::Reader;
+use crate::store::sqlite::{OpenError, Source};
+use crate::stream::io::Lines;
+use crate::stream::record::{JsonCell, Record};
+use crate::time::Timestamp;
+
+use super::{Conversation, Generation, Tokens};
+
+/// ChatModelMetadata's start time (field 9, its field 4), which agy wrote
+/// up to 1.1.17 (agy-store(5), USAGE).
+const CHAT_MODEL_TIMING: u32 = 9;
+const TIMING_START: u32 = 4;
+
+/// What was read.
+#[derive(Debug, Default)]
+pub struct Collected {
+    /// Each generation once, in the order met.
+    pub generations: Vec<Generation>,
+    /// Each conversation read, in the order met.
+    pub conversations: Vec<Conversation>,
+    /// Generations met again (in a fork, a copy): not counted again.
+    pub repeated: u64,
+    /// Generations whose row and steps disagree on what they consumed.
+    pub disagreements: u64,
+    /// Usage that could not be read (a damaged row): not counted.
+    pub unreadable: u64,
+    /// Generations with no time: counted in totals, in no day.
+    pub undated: u64,
+    /// Conversations that could not be read at all.
+    pub failed: u64,
+}
+
+/// Reads conversations into a [`Collected`], each generation once.
+pub struct Collector<'w> {
+    seen: HashSet<[u8; 32]>,
+    pub collected: Collected,
+    warn: &'w mut dyn FnMut(String),
+}
+
+/// What one conversation holds that usage is read from.
+#[derive(Default)]
+struct Rows {
+    id: String,
+    /// `gen_metadata` rows: idx and data.
+    generations: Vec<(i64, Vec<u8>)>,
+    /// Each step's metadata, by idx.
+    steps: BTreeMap<i64, Vec<u8>>,
+    /// The trajectory metadata's creation time.
+    created: Option<Timestamp>,
+    title: Option<String>,
+    project: Option<String>,
+}
+
+impl<'w> Collector<'w> {
+    pub fn new(warn: &'w mut dyn FnMut(String)) -> Collector<'w> {
+        Collector {
+            seen: HashSet::new(),
+            collected: Collected::default(),
+            warn,
+        }
+    }
+
+    /// Reads the database of `target`: its `gen_metadata` rows and its
+    /// steps' metadata, nothing more; the title and project from the
+    /// root's index row when `index` has one, else from the metadata.
+    pub fn database(&mut self, target: &Target, index: Option<&Reader>) {
+        let read = || -> std::result::Result<Rows, OpenError> {
+            let source = Source::open(&target.db)?;
+            rows_of_database(&source, index).map_err(OpenError::Failed)
+        };
+        match read() {
+            Ok(rows) => self.conversation(rows),
+            Err(OpenError::NotAgy(why)) => (self.warn)(format!(
+                "{}: skipped, not an agy conversation database ({why})",
+                target.db.display()
+            )),
+            Err(OpenError::Failed(e)) => {
+                self.collected.failed += 1;
+                (self.warn)(format!(
+                    "{}: {e} (its usage is not counted)",
+                    target.db.display()
+                ));
+            }
+        }
+    }
+
+    /// Reads a row stream: the records usage is read from, the others
+    /// passed over. A conversation the stream does not show whole is still
+    /// counted, and said.
+    pub fn stream(&mut self, lines: &mut Lines) -> Result<()> {
+        let mut current: Option<Rows> = None;
+        let mut line = Vec::new();
+        while lines.next_line_into(&mut line)? {
+            let place = lines.place();
+            let record = Record::parse(&line).map_err(|e| e.context(&place))?;
+            if current
+                .as_ref()
+                .is_some_and(|c| c.id != record.conversation())
+            {
+                self.conversation(current.take().expect("just checked"));
+            }
+            let rows = current.get_or_insert_with(|| Rows {
+                id: record.conversation().to_string(),
+                ..Rows::default()
+            });
+            match &record {
+                Record::Row { table, row, .. } => {
+                    let blob = |column: &str| -> Result<Option<Vec<u8>>> {
+                        match row.get(column) {
+                            Some(cell) => cell
+                                .blob_bytes()
+                                .map_err(|e| e.context(format!("{place}: column {column}"))),
+                            None => Ok(None),
+                        }
+                    };
+                    let idx = row.get("idx").and_then(JsonCell::as_i64);
+                    match (&**table, idx) {
+                        ("gen_metadata", Some(idx)) => {
+                            if let Some(data) = blob("data")? {
+                                rows.generations.push((idx, data));
+                            }
+                        }
+                        ("steps", Some(idx)) => {
+                            rows.steps.insert(idx, blob("metadata")?.unwrap_or_default());
+                        }
+                        ("trajectory_metadata_blob", _) => {
+                            let main = row.get("id").and_then(JsonCell::as_text).is_none_or(|i| i == "main");
+                            if let (true, Some(data)) = (main, blob("data")?) {
+                                trajectory(&mut *rows, &data);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                Record::Index { row, .. } => {
+                    if let Some(title) = row.get("title").and_then(JsonCell::as_text) {
+                        rows.title = Some(title.to_string()).filter(|t| !t.is_empty());
+                    }
+                }
+                Record::End { end, .. } if !end.is_whole() => (self.warn)(format!(
+                    "{place}: conversation {} could not all be read ({}); its usage is counted from what was",
+                    rows.id,
+                    end.error.as_deref().unwrap_or("")
+                )),
+                _ => {}
+            }
+        }
+        if let Some(rows) = current {
+            self.conversation(rows);
+        }
+        Ok(())
+    }
+
+    /// Counts one conversation's generations.
+    fn conversation(&mut self, rows: Rows) {
+        // The steps that carry each response id's usage.
+        let mut by_response: HashMap<String, Vec<i64>> = HashMap::new();
+        for (idx, meta) in &rows.steps {
+            let id = Message::new(meta)
+                .get_message(metadata::MODEL_USAGE)
+                .and_then(|u| u.get_nonempty_str(usage::RESPONSE_ID));
+            if let Some(id) = id {
+                by_response.entry(id.into_owned()).or_default().push(*idx);
+            }
+        }
+        let mut covered: HashSet<i64> = HashSet::new();
+        for (idx, data) in &rows.generations {
+            let Some(read) = self.generation_row(&rows, &by_response, *idx, data) else {
+                continue;
+            };
+            covered.extend(read.steps.iter().copied());
+            self.count(
+                read.key,
+                Generation {
+                    conversation: rows.id.clone(),
+                    time: read.time,
+                    model: read.model,
+                    tokens: read.tokens,
+                },
+            );
+        }
+        // Steps whose usage no row covers.
+        for (idx, meta) in &rows.steps {
+            if covered.contains(idx) {
+                continue;
+            }
+            let meta_message = Message::new(meta);
+            let Some(usage_bytes) = meta_message.get_bytes(metadata::MODEL_USAGE) else {
+                continue;
+            };
+            let Some((tokens, response_id, model_enum)) = read_usage(usage_bytes) else {
+                self.unreadable(&rows.id, format!("step {idx}'s usage"));
+                continue;
+            };
+            let model = meta_message
+                .get_message(metadata::MODEL_INFO)
+                .and_then(|info| info.get_nonempty_str(metadata::MODEL_INFO_NAME))
+                .map(|name| name.into_owned())
+                .unwrap_or_else(|| model_name(model_enum));
+            let time = step_time(meta).or(rows.created);
+            self.count(
+                key_of(response_id.as_deref(), usage_bytes),
+                Generation {
+                    conversation: rows.id.clone(),
+                    time,
+                    model,
+                    tokens,
+                },
+            );
+        }
+        self.collected.conversations.push(Conversation {
+            id: rows.id,
+            title: rows.title,
+            project: rows.project,
+        });
+    }
+
+    /// Reads one `gen_metadata` row, reconciled with its steps' usage;
+    /// `None` when it holds no usage (or none that reads).
+    fn generation_row(
+        &mut self,
+        rows: &Rows,
+        by_response: &HashMap<String, Vec<i64>>,
+        idx: i64,
+        data: &[u8],
+    ) -> Option<Read> {
+        let row = Message::new(data);
+        let chat = row.get_message(generator::CHAT_MODEL);
+        let usage_bytes = chat.and_then(|c| c.get_bytes(generator::USAGE));
+        let (chat, usage_bytes) = match (chat, usage_bytes) {
+            (Some(chat), Some(bytes)) => (chat, bytes),
+            _ if wire::damage(data).is_some() => {
+                self.unreadable(&rows.id, format!("gen_metadata row {idx}"));
+                return None;
+            }
+            // A generation that says nothing of what it consumed.
+            _ => return None,
+        };
+        let Some((tokens, response_id, model_enum)) = read_usage(usage_bytes) else {
+            self.unreadable(&rows.id, format!("gen_metadata row {idx}'s usage"));
+            return None;
+        };
+        // Its steps: those the row names, and those whose usage carries
+        // its response id (a row need not name them).
+        let mut steps: Vec<i64> = row
+            .repeated_varints(generator::STEP_INDICES)
+            .into_iter()
+            .filter_map(|i| i64::try_from(i).ok())
+            .collect();
+        for idx in response_id
+            .as_ref()
+            .and_then(|id| by_response.get(id))
+            .into_iter()
+            .flatten()
+        {
+            if !steps.contains(idx) {
+                steps.push(*idx);
+            }
+        }
+        // The steps' own usage, where they carry one, is the same.
+        for step in &steps {
+            let step_usage = rows
+                .steps
+                .get(step)
+                .and_then(|meta| Message::new(meta).get_bytes(metadata::MODEL_USAGE))
+                .and_then(read_usage);
+            if let Some((said, said_id, _)) = step_usage {
+                let differs = counted(&said) != counted(&tokens)
+                    || (said_id.is_some() && response_id.is_some() && said_id != response_id);
+                if differs {
+                    self.collected.disagreements += 1;
+                    (self.warn)(format!(
+                        "conversation {}: gen_metadata row {idx} and step {step} disagree on what the generation consumed \
+                         (row: {}; step: {}); the row's is counted",
+                        rows.id,
+                        describe(&tokens),
+                        describe(&said)
+                    ));
+                }
+            }
+        }
+        let time = steps
+            .iter()
+            .filter_map(|s| rows.steps.get(s).and_then(|m| step_time(m)))
+            .min_by_key(|t| (t.seconds, t.nanos))
+            .or_else(|| {
+                chat.get_message(CHAT_MODEL_TIMING)
+                    .and_then(|t| t.get_message(TIMING_START))
+                    .and_then(read_timestamp)
+            })
+            .or(rows.created);
+        let model = chat
+            .get_nonempty_str(generator::RESPONSE_MODEL)
+            .map(|m| m.into_owned())
+            .unwrap_or_else(|| model_name(model_enum));
+        Some(Read {
+            key: key_of(response_id.as_deref(), data),
+            steps,
+            time,
+            model,
+            tokens,
+        })
+    }
+
+    fn count(&mut self, key: [u8; 32], generation: Generation) {
+        if !self.seen.insert(key) {
+            self.collected.repeated += 1;
+            return;
+        }
+        if generation.time.is_none() {
+            self.collected.undated += 1;
+            (self.warn)(format!(
+                "conversation {}: a generation of {} has no time; it is in the totals, in no period",
+                generation.conversation, generation.model
+            ));
+        }
+        self.collected.generations.push(generation);
+    }
+
+    fn unreadable(&mut self, conversation: &str, what: String) {
+        self.collected.unreadable += 1;
+        (self.warn)(format!(
+            "conversation {conversation}: {what} cannot be read; not counted"
+        ));
+    }
+}
+
+/// A generation row read.
+struct Read {
+    key: [u8; 32],
+    steps: Vec<i64>,
+    time: Option<Timestamp>,
+    model: String,
+    tokens: Tokens,
+}
+
+/// The rows usage is read from, by two queries.
+fn rows_of_database(source: &Source, index: Option<&Reader>) -> Result<Rows> {
+    let id = source.cascade_id()?.unwrap_or_default();
+    let mut rows = Rows {
+        id,
+        ..Rows::default()
+    };
+    let has = |table: &str| {
+        source
+            .schema()
+            .iter()
+            .any(|o| o.object_type == "table" && o.name == table)
+    };
+    let conn = source.connection();
+    if has("gen_metadata") {
+        let mut stmt = conn.prepare("SELECT idx, data FROM gen_metadata ORDER BY idx")?;
+        let mut query = stmt.query([])?;
+        while let Some(row) = query.next()? {
+            if let (ValueRef::Integer(idx), ValueRef::Blob(data)) =
+                (row.get_ref(0)?, row.get_ref(1)?)
+            {
+                rows.generations.push((idx, data.to_vec()));
+            }
+        }
+    }
+    let mut stmt = conn.prepare("SELECT idx, metadata FROM steps ORDER BY idx")?;
+    let mut query = stmt.query([])?;
+    while let Some(row) = query.next()? {
+        if let ValueRef::Integer(idx) = row.get_ref(0)? {
+            let meta = match row.get_ref(1)? {
+                ValueRef::Blob(meta) => meta.to_vec(),
+                _ => Vec::new(),
+            };
+            rows.steps.insert(idx, meta);
+        }
+    }
+    drop(query);
+    if let Some(data) = source.trajectory_metadata() {
+        trajectory(&mut rows, &data);
+    }
+    if let Some(index) = index {
+        if let Some(row) = index.row(&rows.id)? {
+            rows.title = row
+                .get("title")
+                .and_then(JsonCell::as_text)
+                .filter(|t| !t.is_empty())
+                .map(str::to_string);
+        }
+    }
+    source.check_unchanged()?;
+    Ok(rows)
+}
+
+/// The trajectory metadata's creation time and first workspace.
+fn trajectory(rows: &mut Rows, data: &[u8]) {
+    let meta = Message::new(data);
+    rows.created = meta
+        .get_message(field::trajectory::CREATED_AT)
+        .and_then(read_timestamp);
+    rows.project = crate::agy::project::workspace_uris(data)
+        .into_iter()
+        .next()
+        .map(|uri| crate::agy::uri::uri_to_path(&uri));
+}
+
+/// A step's time, from its metadata.
+fn step_time(meta: &[u8]) -> Option<Timestamp> {
+    Message::new(meta)
+        .get_message(metadata::CREATED_AT)
+        .and_then(read_timestamp)
+}
+
+/// A ModelUsageStats: its counts, its response id and its model enum;
+/// `None` when it does not read whole.
+fn read_usage(bytes: &[u8]) -> Option<(Tokens, Option<String>, Option<u64>)> {
+    if wire::damage(bytes).is_some() {
+        return None;
+    }
+    let m = Message::new(bytes);
+    let n = |number| match m.last(number) {
+        Some(Value::Varint(v)) => v,
+        _ => 0,
+    };
+    let tokens = Tokens {
+        input: n(usage::INPUT_TOKENS),
+        output: n(usage::OUTPUT_TOKENS),
+        cache_write: n(usage::CACHE_WRITE_TOKENS),
+        cache_read: n(usage::CACHE_READ_TOKENS),
+        thinking: n(usage::THINKING_TOKENS),
+        response: n(usage::RESPONSE_TOKENS),
+    };
+    let response_id = m
+        .get_nonempty_str(usage::RESPONSE_ID)
+        .map(|id| id.into_owned());
+    let model = match m.last(usage::MODEL) {
+        Some(Value::Varint(v)) => Some(v),
+        _ => None,
+    };
+    Some((tokens, response_id, model))
+}
+
+/// The counts a report sums, compared between a row and its steps.
+fn counted(t: &Tokens) -> [u64; 4] {
+    [t.input, t.output, t.cache_write, t.cache_read]
+}
+
+fn describe(t: &Tokens) -> String {
+    format!(
+        "input {}, output {}, cache write {}, cache read {}",
+        t.input, t.output, t.cache_write, t.cache_read
+    )
+}
+
+/// A model known only by its enum.
+fn model_name(model: Option<u64>) -> String {
+    match model {
+        Some(n) => format!("model-{n}"),
+        None => "unknown".to_string(),
+    }
+}
+
+/// What a generation is known by: its response id, else its bytes.
+fn key_of(response_id: Option<&str>, bytes: &[u8]) -> [u8; 32] {
+    let mut hash = Sha256::new();
+    match response_id {
+        Some(id) => {
+            hash.update(b"response id\0");
+            hash.update(id.as_bytes());
+        }
+        None => {
+            hash.update(b"bytes\0");
+            hash.update(bytes);
+        }
+    }
+    hash.finalize().into()
+}
