@@ -497,3 +497,55 @@ fn the_json_has_ccusages_field_names() {
         "ccusage's blocks have no totals"
     );
 }
+
+/// vibewatt (PyPI), another reader of agy's usage records, counts what
+/// agy-usage counts: the same responses and the same input, output and
+/// cache-read tokens. (It keeps no cache writes for agy, and takes usage
+/// field 10 for thinking, which agy-store(5) says is 9: neither compared.)
+#[test]
+fn vibewatt_counts_what_agy_usage_counts() {
+    if !support::netns::isolated() {
+        return;
+    }
+    let Some(vibewatt) = support::clients::client(
+        support::clients::ext_dir().join("peers/bin/vibewatt"),
+        "vibewatt",
+    ) else {
+        return;
+    };
+    let s = Scratch::new("usage-vibewatt");
+    let home = s.join("home");
+    let root = home.join(".gemini/antigravity-cli");
+    let turns = store(&root);
+    let args = [
+        "json",
+        "--source",
+        "antigravity",
+        "--offline",
+        "--no-quota",
+        "--tz",
+        "UTC",
+    ];
+    let mut command = std::process::Command::new(&vibewatt);
+    command
+        .args(args)
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        .env("XDG_DATA_HOME", home.join(".local/share"));
+    let out = support::clients::run(&mut command, "vibewatt", &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let total = &theirs["total"];
+    let ours = usage(&[root.to_str().unwrap()]);
+    let want = sums(&turns);
+    assert_eq!(total["responses"], turns.len() as u64);
+    assert_eq!(total["input"], want[0]);
+    assert_eq!(total["output"], want[1]);
+    assert_eq!(total["cache_read"], want[3]);
+    assert_eq!(counts(&ours["totals"]), want);
+}
