@@ -20,7 +20,6 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use rusqlite::types::ValueRef;
 use sha2::{Digest, Sha256};
 
 use crate::agy::steps::field::{self, generator, metadata, usage};
@@ -29,9 +28,9 @@ use crate::decode::read_timestamp;
 use crate::error::Result;
 use crate::store::dump::Target;
 use crate::store::index::Reader;
-use crate::store::sqlite::{OpenError, Source};
+use crate::store::sqlite::{agy_columns, open_tables, OpenError, Tables};
 use crate::stream::io::Lines;
-use crate::stream::record::{JsonCell, Record};
+use crate::stream::record::{Cell, Column, JsonCell, Record};
 use crate::time::Timestamp;
 
 use super::{Conversation, Generation, Tokens};
@@ -95,8 +94,8 @@ impl<'w> Collector<'w> {
     /// root's index row when `index` has one, else from the metadata.
     pub fn database(&mut self, target: &Target, index: Option<&Reader>) {
         let read = || -> std::result::Result<Rows, OpenError> {
-            let source = Source::open(&target.db)?;
-            rows_of_database(&source, index).map_err(OpenError::Failed)
+            let source = open_tables(&target.db)?;
+            rows_of_database(&*source, index).map_err(OpenError::Failed)
         };
         match read() {
             Ok(rows) => self.conversation(rows),
@@ -364,11 +363,13 @@ struct Read {
     tokens: Tokens,
 }
 
-/// The rows usage is read from, by two queries.
-fn rows_of_database(source: &Source, index: Option<&Reader>) -> Result<Rows> {
-    let id = source.cascade_id()?.unwrap_or_default();
+/// The rows usage is read from: `gen_metadata`, the steps' first columns
+/// up to their metadata (from the database's files, agy-dump's reader,
+/// where it takes them: no step's payload is read), the trajectory
+/// metadata.
+fn rows_of_database(source: &dyn Tables, index: Option<&Reader>) -> Result<Rows> {
     let mut rows = Rows {
-        id,
+        id: source.cascade_id()?.unwrap_or_default(),
         ..Rows::default()
     };
     let has = |table: &str| {
@@ -377,32 +378,46 @@ fn rows_of_database(source: &Source, index: Option<&Reader>) -> Result<Rows> {
             .iter()
             .any(|o| o.object_type == "table" && o.name == table)
     };
-    let conn = source.connection();
+    let at = |columns: &[Column], name: &str| columns.iter().position(|c| c.name == name);
     if has("gen_metadata") {
-        let mut stmt = conn.prepare("SELECT idx, data FROM gen_metadata ORDER BY idx")?;
-        let mut query = stmt.query([])?;
-        while let Some(row) = query.next()? {
-            if let (ValueRef::Integer(idx), ValueRef::Blob(data)) =
-                (row.get_ref(0)?, row.get_ref(1)?)
-            {
-                rows.generations.push((idx, data.to_vec()));
+        source.each_row("gen_metadata", &mut |columns, cells| {
+            if let (Some(Cell::Integer(idx)), Some(Cell::Blob(data))) = (
+                at(columns, "idx").map(|i| &cells[i]),
+                at(columns, "data").map(|i| &cells[i]),
+            ) {
+                rows.generations.push((*idx, data.to_vec()));
             }
-        }
+            Ok(())
+        })?;
     }
-    let mut stmt = conn.prepare("SELECT idx, metadata FROM steps ORDER BY idx")?;
-    let mut query = stmt.query([])?;
-    while let Some(row) = query.next()? {
-        if let ValueRef::Integer(idx) = row.get_ref(0)? {
-            let meta = match row.get_ref(1)? {
-                ValueRef::Blob(meta) => meta.to_vec(),
-                _ => Vec::new(),
+    // agy's steps table holds its metadata fifth, its payload after it.
+    let prefix = agy_columns("steps")
+        .iter()
+        .position(|c| c.name == "metadata")
+        .map_or(usize::MAX, |i| i + 1);
+    rows.steps = match steps_metadata(source, prefix)? {
+        Some(steps) => steps,
+        // Not agy's column order: the whole rows, then.
+        None => steps_metadata(source, usize::MAX)?.unwrap_or_default(),
+    };
+    if has("trajectory_metadata_blob") {
+        let mut main = None;
+        source.each_row("trajectory_metadata_blob", &mut |columns, cells| {
+            let id = at(columns, "id").map(|i| &cells[i]);
+            let is_main = match id {
+                Some(Cell::Text(t)) => &**t == b"main",
+                _ => true,
             };
-            rows.steps.insert(idx, meta);
+            if let (true, None, Some(Cell::Blob(data))) =
+                (is_main, &main, at(columns, "data").map(|i| &cells[i]))
+            {
+                main = Some(data.to_vec());
+            }
+            Ok(())
+        })?;
+        if let Some(data) = main {
+            trajectory(&mut rows, &data);
         }
-    }
-    drop(query);
-    if let Some(data) = source.trajectory_metadata() {
-        trajectory(&mut rows, &data);
     }
     if let Some(index) = index {
         if let Some(row) = index.row(&rows.id)? {
@@ -415,6 +430,30 @@ fn rows_of_database(source: &Source, index: Option<&Reader>) -> Result<Rows> {
     }
     source.check_unchanged()?;
     Ok(rows)
+}
+
+/// Each step's metadata, by idx, from the steps' first `columns`
+/// columns; `None` when those do not hold the metadata.
+fn steps_metadata(source: &dyn Tables, columns: usize) -> Result<Option<BTreeMap<i64, Vec<u8>>>> {
+    let mut steps = BTreeMap::new();
+    let mut found = true;
+    source.each_row_prefix("steps", columns, &mut |names, cells| {
+        let at = |name: &str| names.iter().position(|c| c.name == name).map(|i| &cells[i]);
+        let Some(Cell::Integer(idx)) = at("idx") else {
+            return Ok(());
+        };
+        let meta = match at("metadata") {
+            Some(Cell::Blob(meta)) => meta.to_vec(),
+            Some(_) => Vec::new(),
+            None => {
+                found = false;
+                Vec::new()
+            }
+        };
+        steps.insert(*idx, meta);
+        Ok(())
+    })?;
+    Ok(found.then_some(steps))
 }
 
 /// The trajectory metadata's creation time and first workspace.

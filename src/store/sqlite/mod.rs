@@ -247,6 +247,10 @@ pub trait Tables {
     /// Calls `emit` with each row of `table` in rowid (or primary key)
     /// order.
     fn each_row(&self, table: &str, emit: &mut EmitRow<'_>) -> Result<()>;
+    /// [`Tables::each_row`] of the table's first `columns` columns only
+    /// (agy-usage reads a step's metadata, never its payload, which comes
+    /// after it).
+    fn each_row_prefix(&self, table: &str, columns: usize, emit: &mut EmitRow<'_>) -> Result<()>;
     /// Fails when the database changed while it was read without a lock
     /// that would have kept a writer off; called once everything is read.
     fn check_unchanged(&self) -> Result<()>;
@@ -275,8 +279,13 @@ impl Tables for Source {
     }
 
     fn each_row(&self, table: &str, emit: &mut EmitRow<'_>) -> Result<()> {
+        self.each_row_prefix(table, usize::MAX, emit)
+    }
+
+    fn each_row_prefix(&self, table: &str, columns: usize, emit: &mut EmitRow<'_>) -> Result<()> {
         let columns = match self.columns.iter().find(|(t, _)| t == table) {
-            Some((_, columns)) => columns.as_slice(),
+            // At least one column: a row of none is no row to read.
+            Some((_, all)) => &all[..columns.clamp(1, all.len().max(1)).min(all.len())],
             None => return Err(Error::data(format!("no table {table:?}"))),
         };
         let list = columns

@@ -84,6 +84,18 @@ struct Level {
 pub(super) fn each_row(
     pages: &Pages,
     root: u32,
+    each: impl FnMut(i64, &[u8]) -> Result<ControlFlow<()>>,
+) -> Result<()> {
+    each_row_prefix(pages, root, None, each)
+}
+
+/// [`each_row`], each record cut after its first `columns` columns when
+/// that is given: the overflow pages that hold only later columns (a
+/// step's payload) are not read.
+pub(super) fn each_row_prefix(
+    pages: &Pages,
+    root: u32,
+    columns: Option<usize>,
     mut each: impl FnMut(i64, &[u8]) -> Result<ControlFlow<()>>,
 ) -> Result<()> {
     let mut stack: Vec<Level> = Vec::new();
@@ -117,7 +129,8 @@ pub(super) fn each_row(
         let child = match node.kind {
             Kind::Leaf => {
                 for i in 0..node.cells {
-                    let (rowid, record) = node.leaf_cell(i, pages, &mut spill, &mut overflow)?;
+                    let (rowid, record) =
+                        node.leaf_cell(i, pages, columns, &mut spill, &mut overflow)?;
                     if each(rowid, record)?.is_break() {
                         return Ok(());
                     }
@@ -217,6 +230,7 @@ impl<'p> Node<'p> {
         &self,
         i: usize,
         pages: &Pages,
+        columns: Option<usize>,
         spill: &'s mut Vec<u8>,
         overflow: &mut [u8],
     ) -> Result<(i64, &'s [u8])>
@@ -250,7 +264,12 @@ impl<'p> Node<'p> {
                 &format!("has cell {i} longer than the database"),
             ));
         }
-        let len = len as usize;
+        // Of a record cut after its first columns, only what they take.
+        let len = match columns.and_then(|n| super::record::prefix_len(head, n)) {
+            Some(need) if need <= local => return Ok((rowid, head)),
+            Some(need) => need.min(len as usize),
+            None => len as usize,
+        };
         spill.clear();
         spill.try_reserve(len).map_err(|_| short())?;
         spill.extend_from_slice(head);

@@ -196,6 +196,20 @@ impl Tables for Snapshot {
         })
     }
 
+    fn each_row_prefix(&self, table: &str, columns: usize, emit: &mut EmitRow<'_>) -> Result<()> {
+        let Some(found) = self.tables.iter().find(|t| t.name == table) else {
+            return Err(Error::data(format!("no table {table:?}")));
+        };
+        let columns = columns
+            .clamp(1, found.columns.len().max(1))
+            .min(found.columns.len());
+        btree::each_row_prefix(&self.pages, found.root, Some(columns), |rowid, payload| {
+            let cells = record::first_cells(payload, rowid, found.layout, columns)
+                .map_err(|e| e.context(format!("table {}", found.name)))?;
+            emit(&found.columns[..columns], &cells).map(ControlFlow::Continue)
+        })
+    }
+
     /// Fails when the files changed since the snapshot was opened: an agy
     /// that started on the database meanwhile may have checkpointed into
     /// it or restarted its WAL, so what was read may mix two states.

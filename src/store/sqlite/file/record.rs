@@ -62,7 +62,50 @@ pub(super) struct Layout {
 /// Decodes `payload`, the record of the row keyed `rowid`: one cell per
 /// column of `layout`, borrowing text and blobs from `payload`.
 pub(super) fn cells<'p>(payload: &'p [u8], rowid: i64, layout: &Layout) -> Result<Vec<Cell<'p>>> {
-    let mut out = Vec::with_capacity(layout.defaults.len());
+    first_cells(payload, rowid, layout, layout.defaults.len())
+}
+
+/// How many bytes of a record hold its header and the values of its first
+/// `columns` columns, read from `head`, the record's first bytes; `None`
+/// when `head` ends within the header (or the header is not one).
+pub(super) fn prefix_len(head: &[u8], columns: usize) -> Option<usize> {
+    let (header_len, mut at) = varint(head)?;
+    let header_len = usize::try_from(header_len).ok().filter(|&n| n >= at)?;
+    let header = head.get(..header_len)?;
+    let mut body = header_len;
+    let mut seen = 0;
+    while at < header_len && seen < columns {
+        let (serial, n) = varint(&header[at..])?;
+        at += n;
+        body += serial_len(serial)?;
+        seen += 1;
+    }
+    Some(body)
+}
+
+/// The bytes a value of serial type `serial` takes; `None` for the
+/// reserved types.
+fn serial_len(serial: u64) -> Option<usize> {
+    Some(match serial {
+        0 | 8 | 9 => 0,
+        1..=4 => serial as usize,
+        5 => 6,
+        6 | 7 => 8,
+        10 | 11 => return None,
+        n => ((n - 12) / 2) as usize,
+    })
+}
+
+/// [`cells`] of the first `limit` columns only: `payload` need hold no
+/// more of the record than they take ([`prefix_len`]).
+pub(super) fn first_cells<'p>(
+    payload: &'p [u8],
+    rowid: i64,
+    layout: &Layout,
+    limit: usize,
+) -> Result<Vec<Cell<'p>>> {
+    let limit = limit.min(layout.defaults.len());
+    let mut out = Vec::with_capacity(limit);
     let bad = |what: &str| Error::data(format!("row {rowid}: its record {what}"));
     let (header_len, mut at) = varint(payload).ok_or_else(|| bad("ends in its header"))?;
     let header_len = usize::try_from(header_len)
@@ -70,18 +113,12 @@ pub(super) fn cells<'p>(payload: &'p [u8], rowid: i64, layout: &Layout) -> Resul
         .filter(|&n| n >= at && n <= payload.len())
         .ok_or_else(|| bad("has a header longer than itself"))?;
     let mut body = header_len;
-    while at < header_len && out.len() < layout.defaults.len() {
+    while at < header_len && out.len() < limit {
         let (serial, n) =
             varint(&payload[at..header_len]).ok_or_else(|| bad("ends in its header"))?;
         at += n;
-        let len = match serial {
-            0 | 8 | 9 => 0,
-            1..=4 => serial as usize,
-            5 => 6,
-            6 | 7 => 8,
-            10 | 11 => return Err(bad(&format!("holds reserved serial type {serial}"))),
-            n => ((n - 12) / 2) as usize,
-        };
+        let len = serial_len(serial)
+            .ok_or_else(|| bad(&format!("holds reserved serial type {serial}")))?;
         let value = payload
             .get(body..)
             .and_then(|rest| rest.get(..len))
@@ -100,11 +137,11 @@ pub(super) fn cells<'p>(payload: &'p [u8], rowid: i64, layout: &Layout) -> Resul
     // A record shorter than its table (written before a column was added)
     // reads as the missing columns' defaults.
     out.extend(
-        layout.defaults[out.len()..]
+        layout.defaults[out.len()..limit]
             .iter()
             .map(|d| -> Cell<'p> { d.cell() }),
     );
-    if let Some(alias) = layout.rowid_alias {
+    if let Some(alias) = layout.rowid_alias.filter(|&a| a < limit) {
         out[alias] = Cell::Integer(rowid);
     }
     Ok(out)
