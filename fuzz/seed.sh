@@ -21,6 +21,7 @@
 #              every message line escaped once: a JSON string body holding
 #              JSON, as a brain transcript line is held
 #   hex        every blob of wire
+#   usage      the row streams of pack
 #   side       agy's side files as agy lays them out (an indented map, the
 #              metadata file, a compact one, a settings file), and every
 #              blob of wire as a summaries file
@@ -67,6 +68,7 @@ for db in "$sample"/conversations/*.db; do
     for rows in "$tmp/$id.rows" "$tmp/$id.enc" "$tmp/$id.gen"; do
         put decode "$rows"
         put pack "$rows"
+        put usage "$rows"
         put_lines record "$rows"
     done
     put encode "$tmp/$id.msgs"

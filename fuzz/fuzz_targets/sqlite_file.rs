@@ -3,7 +3,9 @@
 //! endian, say how many bytes the database takes; the rest is the WAL, if
 //! any). The reader declines what it does not take and reports damage;
 //! it never panics, loops or reads outside the files. Where it and SQLite
-//! both read every table whole, they read the same rows.
+//! both read every table whole, they read the same rows; and where it reads
+//! a table whole, its read of each table's first columns only (what
+//! agy-usage reads of a step) is the first columns of those rows.
 #![no_main]
 
 use agy_fuzz::scratch;
@@ -31,6 +33,7 @@ fn run(data: &[u8]) {
     let Some(ours) = everything(&file) else {
         return;
     };
+    prefixes_agree(&file);
     let Ok(sqlite) = Source::open(&db) else {
         return;
     };
@@ -63,4 +66,38 @@ fn everything(tables: &dyn Tables) -> Option<String> {
             .ok()?;
     }
     Some(all)
+}
+
+/// Each table's first 1 to 6 columns, read alone, are those of its whole
+/// rows (the reader has just read every table whole).
+fn prefixes_agree(tables: &dyn Tables) {
+    let names: Vec<String> = tables
+        .schema()
+        .iter()
+        .filter(|o| o.object_type == "table")
+        .map(|o| o.name.clone())
+        .collect();
+    for name in names {
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        tables
+            .each_row(&name, &mut |_, cells: &[Cell<'_>]| {
+                rows.push(cells.iter().map(|c| format!("{c:?}")).collect());
+                Ok(())
+            })
+            .expect("read whole a moment ago");
+        for n in 1..=6 {
+            let mut got: Vec<Vec<String>> = Vec::new();
+            tables
+                .each_row_prefix(&name, n, &mut |_, cells: &[Cell<'_>]| {
+                    got.push(cells.iter().map(|c| format!("{c:?}")).collect());
+                    Ok(())
+                })
+                .expect("a prefix of rows that read whole reads");
+            let want: Vec<Vec<String>> = rows
+                .iter()
+                .map(|r| r[..n.clamp(1, r.len().max(1)).min(r.len())].to_vec())
+                .collect();
+            assert_eq!(got, want, "table {name} cut after {n} columns");
+        }
+    }
 }

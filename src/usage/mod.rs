@@ -41,17 +41,22 @@ pub struct Tokens {
 
 impl Tokens {
     /// Input, output and both cache counts: ccusage's `totalTokens`.
+    /// (Sums saturate: a damaged count near 2^64 must not wrap a total
+    /// round to a small number.)
     pub fn total(&self) -> u64 {
-        self.input + self.output + self.cache_write + self.cache_read
+        self.input
+            .saturating_add(self.output)
+            .saturating_add(self.cache_write)
+            .saturating_add(self.cache_read)
     }
 
     pub fn add(&mut self, other: &Tokens) {
-        self.input += other.input;
-        self.output += other.output;
-        self.cache_write += other.cache_write;
-        self.cache_read += other.cache_read;
-        self.thinking += other.thinking;
-        self.response += other.response;
+        self.input = self.input.saturating_add(other.input);
+        self.output = self.output.saturating_add(other.output);
+        self.cache_write = self.cache_write.saturating_add(other.cache_write);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+        self.thinking = self.thinking.saturating_add(other.thinking);
+        self.response = self.response.saturating_add(other.response);
     }
 }
 
