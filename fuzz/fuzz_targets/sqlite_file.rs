@@ -51,13 +51,7 @@ fn everything(tables: &dyn Tables) -> Option<String> {
         tables.schema(),
         tables.cascade_id().ok()?
     );
-    let names: Vec<String> = tables
-        .schema()
-        .iter()
-        .filter(|o| o.object_type == "table")
-        .map(|o| o.name.clone())
-        .collect();
-    for name in names {
+    for name in table_names(tables) {
         tables
             .each_row(&name, &mut |_, cells: &[Cell<'_>]| {
                 all.push_str(&format!("{name} {cells:?}\n"));
@@ -71,13 +65,7 @@ fn everything(tables: &dyn Tables) -> Option<String> {
 /// Each table's first 1 to 6 columns, read alone, are those of its whole
 /// rows (the reader has just read every table whole).
 fn prefixes_agree(tables: &dyn Tables) {
-    let names: Vec<String> = tables
-        .schema()
-        .iter()
-        .filter(|o| o.object_type == "table")
-        .map(|o| o.name.clone())
-        .collect();
-    for name in names {
+    for name in table_names(tables) {
         let mut rows: Vec<Vec<String>> = Vec::new();
         tables
             .each_row(&name, &mut |_, cells: &[Cell<'_>]| {
@@ -100,4 +88,14 @@ fn prefixes_agree(tables: &dyn Tables) {
             assert_eq!(got, want, "table {name} cut after {n} columns");
         }
     }
+}
+
+/// The names of the database's tables.
+fn table_names(tables: &dyn Tables) -> Vec<String> {
+    tables
+        .schema()
+        .iter()
+        .filter(|o| o.object_type == "table")
+        .map(|o| o.name.clone())
+        .collect()
 }
