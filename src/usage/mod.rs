@@ -4,7 +4,8 @@
 //! A generation's usage is a ModelUsageStats (agy-store(5), USAGE), kept
 //! twice: in its `gen_metadata` row (with the model's name) and on the
 //! planner step it made (the step's metadata, field 9). [`collect`] reads
-//! both from a data root's databases (two queries each, never a step's
+//! both from a data root's databases (from their files, as agy-dump reads
+//! them, and of a step only the columns up to its metadata, never its
 //! payload) or from a row stream, reconciles them, and counts each
 //! generation once however many conversations carry it (a fork or a lane
 //! copy carries its parent's rows byte for byte): by the response id agy
