@@ -303,15 +303,20 @@ pub fn of_database(source: &Source) -> Result<Summary> {
         summarizer.tally.look(*idx, &facts);
     }
     summarizer.tally.count = conn.query_row("SELECT count(*) FROM steps", [], |r| r.get(0))?;
-    let summary = Summary {
+    Ok(Summary {
         trajectory_source: source.trajectory_source().ok().flatten(),
         ..summarizer.finish()
-    };
-    let raw = crate::store::side::derive::Facts::of_database(source, summary.clone())?.summary();
-    Ok(Summary {
-        raw_summary: Some(raw),
-        ..summary
     })
+}
+
+/// [`of_database`] with the `raw_summary` an index at `user_version` 3
+/// holds (`crate::store::side::derive`), for the writers of index rows
+/// (agy-ls, which only reads rows, does not pay for it).
+pub fn of_database_with_raw(source: &Source) -> Result<Summary> {
+    let mut summary = of_database(source)?;
+    let raw = crate::store::side::derive::Facts::of_database(source).summary(&summary);
+    summary.raw_summary = Some(raw);
+    Ok(summary)
 }
 
 /// The models that answered in a conversation, from its `gen_metadata`

@@ -105,7 +105,7 @@ pub(super) fn finish(stash: &Stash<'_>) -> Result<Option<String>> {
     let change = if text == REFRESH.as_bytes() {
         refresh(stash.root, stash.db)?
     } else if text == DERIVE.as_bytes() {
-        match open(stash.db).and_then(|source| summary::of_database(&source)) {
+        match open(stash.db).and_then(|source| summary::of_database_with_raw(&source)) {
             Ok(summary) => Some(Change::Create(summary)),
             Err(e) => {
                 note = Some(format!(
@@ -128,7 +128,7 @@ pub(super) fn finish(stash: &Stash<'_>) -> Result<Option<String>> {
         };
         let mut row = check(stash.id, user_version, &row)?;
         if wants_raw_summary(&row, stash.root)? {
-            match open(stash.db).and_then(|source| summary::of_database(&source)) {
+            match open(stash.db).and_then(|source| summary::of_database_with_raw(&source)) {
                 Ok(summary) => {
                     if let Some(raw) = summary.raw_summary {
                         row.put_raw_summary(&raw);
@@ -162,7 +162,9 @@ fn refresh(root: &Path, db: &Path) -> Result<Option<Change>> {
     if !index::path(root).exists() {
         return Ok(None);
     }
-    Ok(Some(Change::Refresh(summary::of_database(&open(db)?)?)))
+    Ok(Some(Change::Refresh(summary::of_database_with_raw(
+        &open(db)?,
+    )?)))
 }
 
 fn open(db: &Path) -> Result<Source> {

@@ -573,7 +573,7 @@ impl Packer {
                 Err(sqlite::OpenError::Failed(e)) => return Err(e.context(db.display())),
             };
             let summary = crate::decode::summary::of_database(&source)?;
-            Ok(side::derive::Facts::of_database(&source, summary)?.entry(id))
+            Ok(side::derive::Facts::of_database(&source).entry(id, &summary))
         })
     }
 }

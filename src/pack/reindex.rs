@@ -60,7 +60,7 @@ pub fn reindex(root: &Path, warn: &mut dyn FnMut(String)) -> Result<Reindexed> {
             Some(cascade) if cascade != id => Err(Error::data(format!(
                 "trajectory_meta.cascade_id is {cascade:?}, not its file name's id: agy cannot open it"
             ))),
-            _ => summary::of_database(&source),
+            _ => summary::of_database_with_raw(&source),
         });
         match summarized {
             Ok(summary) => changes.push((id, Change::Reindex(summary))),

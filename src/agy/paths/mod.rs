@@ -94,13 +94,13 @@ impl Dir {
         })
     }
 
-    /// The directory as given (without separators at its end).
     /// Whether `other` names the same directory, however either was
     /// written (`c:/Users/me` and `C:\Users\me\` do).
     pub fn is_same(&self, other: &Dir) -> bool {
         self.drive == other.drive && self.rest == other.rest
     }
 
+    /// The directory as given (without separators at its end).
     pub fn as_str(&self) -> &str {
         &self.given
     }

@@ -38,8 +38,8 @@ pub struct Summary {
     /// derived row bears (the CLI's when it is not the desktop app's).
     pub trajectory_source: Option<i64>,
     /// The `raw_summary` of an index at `user_version` 3, when it was
-    /// made from the database (`crate::store::side::derive`): a row that
-    /// has the column gets it.
+    /// made from the database (`crate::decode::summary::of_database_with_raw`):
+    /// a row written into a table with the column gets it.
     pub raw_summary: Option<Vec<u8>>,
 }
 
@@ -178,8 +178,9 @@ impl Summary {
             }
             out.set(name, value.into_owned());
         }
+        // (A table without the column does not take it: `write::insert`.)
         if let Some(raw) = &self.raw_summary {
-            out.set("raw_summary", JsonCell::Plain(Cow::Owned(hex::encode(raw))));
+            out.put_raw_summary(raw);
         }
         out
     }

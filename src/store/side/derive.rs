@@ -11,25 +11,23 @@
 
 use crate::agy::steps::field::trajectory::WORKSPACES;
 use crate::agy::wire::{Message, Writer};
-use crate::error::Result;
 use crate::store::index::Summary;
 use crate::store::sqlite::Source;
 use crate::time::Timestamp;
 
-/// What a summary is made from: the index's facts and the bytes it
-/// repeats.
+/// What a summary repeats of the database besides the index's facts (a
+/// [`Summary`], which the caller has already read): its trajectory id and
+/// its trajectory metadata.
 #[derive(Clone, Debug, Default)]
 pub struct Facts {
-    pub summary: Summary,
     pub trajectory_id: Option<String>,
     /// The "main" trajectory metadata.
     pub metadata: Vec<u8>,
 }
 
 impl Facts {
-    /// The facts of the conversation in `source`, whose index facts are
-    /// `summary` (what `crate::decode::summary::of_database` reads).
-    pub fn of_database(source: &Source, summary: Summary) -> Result<Facts> {
+    /// The facts of the conversation in `source`.
+    pub fn of_database(source: &Source) -> Facts {
         let trajectory_id = source
             .connection()
             .query_row(
@@ -39,16 +37,14 @@ impl Facts {
             )
             .ok()
             .flatten();
-        Ok(Facts {
-            summary,
+        Facts {
             trajectory_id,
             metadata: source.trajectory_metadata().unwrap_or_default(),
-        })
+        }
     }
 
-    /// The summary message.
-    pub fn summary(&self) -> Vec<u8> {
-        let s = &self.summary;
+    /// The summary message of the conversation whose index facts are `s`.
+    pub fn summary(&self, s: &Summary) -> Vec<u8> {
         let last_modified = s.last_step_time.or(s.created);
         let mut w = Writer::new();
         if let Some(title) = s.title.as_deref().filter(|t| !t.is_empty()) {
@@ -77,9 +73,9 @@ impl Facts {
     }
 
     /// The entry of conversation `id` in a summaries file.
-    pub fn entry(&self, id: &str) -> Vec<u8> {
+    pub fn entry(&self, id: &str, s: &Summary) -> Vec<u8> {
         let mut w = Writer::new();
-        w.string(1, id).bytes(2, &self.summary());
+        w.string(1, id).bytes(2, &self.summary(s));
         w.into_bytes()
     }
 }
@@ -110,25 +106,25 @@ mod tests {
         let workspace = workspace.into_bytes();
         let mut metadata = Writer::new();
         metadata.bytes(WORKSPACES, &workspace).string(18, "p");
+        let summary = Summary {
+            title: Some("Fix it".into()),
+            step_count: 12,
+            created: Some(Timestamp {
+                seconds: 100,
+                nanos: 5,
+            }),
+            last_step_time: Some(Timestamp {
+                seconds: 200,
+                nanos: 0,
+            }),
+            last_user_input: Some((7, None)),
+            ..Summary::default()
+        };
         let facts = Facts {
-            summary: Summary {
-                title: Some("Fix it".into()),
-                step_count: 12,
-                created: Some(Timestamp {
-                    seconds: 100,
-                    nanos: 5,
-                }),
-                last_step_time: Some(Timestamp {
-                    seconds: 200,
-                    nanos: 0,
-                }),
-                last_user_input: Some((7, None)),
-                ..Summary::default()
-            },
             trajectory_id: Some("t-1".into()),
             metadata: metadata.into_bytes(),
         };
-        let entry = facts.entry("c-1");
+        let entry = facts.entry("c-1", &summary);
         let entry = Message::new(&entry);
         assert_eq!(entry.get_str(1).unwrap(), "c-1");
         let summary = entry.get_message(2).unwrap();
