@@ -167,7 +167,8 @@ fn refresh(root: &Path, db: &Path) -> Result<Option<Change>> {
     )?)))
 }
 
-fn open(db: &Path) -> Result<Source> {
+/// The conversation database at `db`, opened to read its summary.
+pub(super) fn open(db: &Path) -> Result<Source> {
     match Source::open(db) {
         Ok(source) => Ok(source),
         Err(OpenError::NotAgy(why)) => Err(Error::data(format!("{}: {why}", db.display()))),

@@ -564,14 +564,7 @@ impl Packer {
         }
         let root = self.options.root.clone();
         changes.apply(&root, &mut |id| {
-            let db = root.join("conversations").join(format!("{id}.db"));
-            let source = match sqlite::Source::open(&db) {
-                Ok(source) => source,
-                Err(sqlite::OpenError::NotAgy(why)) => {
-                    return Err(Error::data(format!("{}: {why}", db.display())))
-                }
-                Err(sqlite::OpenError::Failed(e)) => return Err(e.context(db.display())),
-            };
+            let source = index::open(&root.join("conversations").join(format!("{id}.db")))?;
             let summary = crate::decode::summary::of_database(&source)?;
             Ok(side::derive::Facts::of_database(&source).entry(id, &summary))
         })

@@ -22,7 +22,7 @@
 //! into a file that exists. `history.jsonl` and `settings.json` are only
 //! ever changed by a move.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::agy::paths::Move;
@@ -129,13 +129,7 @@ impl Changes {
             return Ok(false);
         }
         let path = root.join(&*SideFile::LastConversations.path(""));
-        edit_or_create(&path, "{\n}", |text| {
-            let mut text = text.to_string();
-            for (id, keys) in &wanted {
-                text = map_to(&text, id, keys)?;
-            }
-            Ok(text)
-        })
+        edit_or_create(&path, "{\n}", |text| map_all(text, &wanted))
     }
 
     fn conversation_metadata(&self, root: &Path) -> Result<bool> {
@@ -154,11 +148,7 @@ impl Changes {
         }
         let path = root.join(&*SideFile::ConversationMetadata.path(""));
         edit_or_create(&path, "{\n  \"conversations\": {}\n}", |text| {
-            let mut text = text.to_string();
-            for (id, value) in &values {
-                text = set_metadata(&text, id, value)?;
-            }
-            Ok(text)
+            set_metadata(text, &values)
         })
     }
 
@@ -196,6 +186,45 @@ impl Changes {
         let out = summaries::put(&old, &new, &order).map_err(|e| e.context(path.display()))?;
         replace_if_new(&path, &out)
     }
+}
+
+/// `text` (a `last_conversations.json`) mapping exactly its keys to each
+/// conversation of `wanted`. The file is read once for the conversations
+/// that only add directories no one has (a whole store packed into a new
+/// root: one reading, not one a conversation); one that renames, gives
+/// up or takes over an entry is done on its own ([`map_to`]), in order.
+fn map_all(text: &str, wanted: &[(&str, Vec<&str>)]) -> Result<String> {
+    // What the file maps, as the changes so far leave it.
+    let mapped = |text: &str| -> Result<HashMap<String, String>> {
+        let object = whole_object(text)?;
+        Ok(object
+            .members
+            .iter()
+            .filter_map(|m| Some((m.key.clone(), super::string_value(text, &m.value)?)))
+            .collect())
+    };
+    let mut text = text.to_string();
+    let mut map = mapped(&text)?;
+    let mut added: BTreeMap<&str, String> = BTreeMap::new();
+    for (id, keys) in wanted {
+        let mine = |key: &str| map.get(key).is_some_and(|v| v == id);
+        let stale = map
+            .iter()
+            .any(|(key, v)| v == id && !keys.contains(&key.as_str()));
+        let only_adds = !stale && keys.iter().all(|k| mine(k) || !map.contains_key(*k));
+        if only_adds {
+            let new: Vec<&str> = keys.iter().copied().filter(|k| !mine(k)).collect();
+            for key in new {
+                added.insert(key, go_string(id));
+                map.insert(key.to_string(), id.to_string());
+            }
+            continue;
+        }
+        text = insert_all(text, |t| whole_object(t), std::mem::take(&mut added))?;
+        text = map_to(&text, id, keys)?;
+        map = mapped(&text)?;
+    }
+    insert_all(text, |t| whole_object(t), added)
 }
 
 /// `text` (a `last_conversations.json`) mapping exactly `keys` to `id`.
@@ -254,26 +283,72 @@ fn map_to(text: &str, id: &str, keys: &[&str]) -> Result<String> {
     Ok(text)
 }
 
-/// `text` (a `conversation_metadata.json`) with `value` as `id`'s.
-fn set_metadata(text: &str, id: &str, value: &str) -> Result<String> {
-    let object = Object::parse_whole(text).ok_or_else(|| Error::data("not one JSON object"))?;
+/// `text` (a `conversation_metadata.json`) with each conversation's value
+/// (the last given for it) as `values` say: the file read once, however
+/// many conversations a run wrote.
+fn set_metadata(text: &str, values: &[(&str, &str)]) -> Result<String> {
+    let object = whole_object(text)?;
     if object.get(CONVERSATIONS).is_none() {
         let mut edits = Edits::default();
         edits.insert(text, &object, CONVERSATIONS, "{}");
-        return set_metadata(&edits.apply(text), id, value);
+        return set_metadata(&edits.apply(text), values);
     }
-    let members = metadata_values(text)?;
+    let values: BTreeMap<&str, &str> = values.iter().copied().collect();
+    let present: HashMap<String, std::ops::Range<usize>> =
+        metadata_values(text)?.into_iter().collect();
     let mut edits = Edits::default();
-    match members.iter().find(|(key, _)| key == id) {
-        Some((_, at)) if &text[at.clone()] == value => return Ok(text.to_string()),
-        Some((_, at)) => edits.replace(at.clone(), value.to_string()),
-        None => {
-            let start = object.get(CONVERSATIONS).expect("added above").value.start;
-            let inner = Object::parse(text, start).expect("read by metadata_values");
-            edits.insert(text, &inner, id, value);
+    let mut fresh = BTreeMap::new();
+    for (id, value) in values {
+        match present.get(id) {
+            Some(at) if &text[at.clone()] == value => {}
+            Some(at) => edits.replace(at.clone(), value.to_string()),
+            None => {
+                fresh.insert(id, value.to_string());
+            }
         }
     }
-    Ok(edits.apply(text))
+    let conversations = |text: &str| -> Result<Object> {
+        let start = whole_object(text)?
+            .get(CONVERSATIONS)
+            .expect("added above")
+            .value
+            .start;
+        Object::parse(text, start)
+            .ok_or_else(|| Error::data("its \"conversations\" is not an object"))
+    };
+    insert_all(edits.apply(text), conversations, fresh)
+}
+
+/// `text` with the members `new` (keys the object `locate` finds does not
+/// have, and their JSON values) added, in key order, each where
+/// [`Edits::insert`] puts it: one reading of the text for them all. An
+/// empty object takes the first alone (it sets the layout the others
+/// follow).
+fn insert_all(
+    mut text: String,
+    locate: impl Fn(&str) -> Result<Object>,
+    new: BTreeMap<&str, String>,
+) -> Result<String> {
+    let mut new = new.into_iter();
+    let object = locate(&text)?;
+    if object.members.is_empty() {
+        let Some((key, value)) = new.next() else {
+            return Ok(text);
+        };
+        let mut edits = Edits::default();
+        edits.insert(&text, &object, key, &value);
+        text = edits.apply(&text);
+    }
+    let object = locate(&text)?;
+    let mut edits = Edits::default();
+    for (key, value) in new {
+        edits.insert(&text, &object, key, &value);
+    }
+    Ok(edits.apply(&text))
+}
+
+fn whole_object(text: &str) -> Result<Object> {
+    Object::parse_whole(text).ok_or_else(|| Error::data("not one JSON object"))
 }
 
 /// `history.jsonl` with each line's `workspace` moved; a line that is not
@@ -407,17 +482,81 @@ mod tests {
     }
 
     #[test]
+    fn many_conversations_at_once_read_as_one_at_a_time() {
+        let texts = [
+            "{\n}",
+            "{\n  \"/a\": \"c1\",\n  \"/m\": \"c2\"\n}",
+            "{\"/z\":\"c9\"}",
+        ];
+        let wanted: Vec<(&str, Vec<&str>)> = vec![
+            ("c3", vec!["/q", "/b"]),
+            ("c1", vec!["/a"]),
+            ("c4", vec!["/c"]),
+            ("c2", vec!["/y"]),
+            ("c5", vec!["/m", "/n"]),
+            ("c6", vec!["/d"]),
+        ];
+        let parsed = |text: &str| -> BTreeMap<String, serde_json::Value> {
+            serde_json::from_str(text).unwrap()
+        };
+        for text in texts {
+            let mut one_at_a_time = text.to_string();
+            for (id, keys) in &wanted {
+                one_at_a_time = map_to(&one_at_a_time, id, keys).unwrap();
+            }
+            let at_once = map_all(text, &wanted).unwrap();
+            // The same map; where a rename has left the keys unsorted, an
+            // entry is added last either way, in key order or in the
+            // conversations' order.
+            assert_eq!(parsed(&at_once), parsed(&one_at_a_time), "{text:?}");
+            // Adding only (a store packed into a new root), in agy's
+            // sorted layout: the same bytes.
+            let adds: Vec<(&str, Vec<&str>)> = vec![
+                ("c7", vec!["/k"]),
+                ("c8", vec!["/0", "/zz"]),
+                ("c1", vec!["/a"]),
+            ];
+            let mut one_at_a_time = text.to_string();
+            for (id, keys) in &adds {
+                one_at_a_time = map_to(&one_at_a_time, id, keys).unwrap();
+            }
+            assert_eq!(map_all(text, &adds).unwrap(), one_at_a_time, "{text:?}");
+        }
+        let values = [
+            ("c3", "{}"),
+            ("c1", "{\"x\": 1}"),
+            ("c2", "{}"),
+            ("c0", "{}"),
+        ];
+        for text in [
+            "{}",
+            "{\n  \"conversations\": {}\n}",
+            "{\n  \"conversations\": {\n    \"c1\": {}\n  }\n}",
+        ] {
+            let mut one_at_a_time = text.to_string();
+            for value in &values {
+                one_at_a_time = set_metadata(&one_at_a_time, &[*value]).unwrap();
+            }
+            assert_eq!(
+                set_metadata(text, &values).unwrap(),
+                one_at_a_time,
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
     fn metadata_values_are_set_in_place() {
         let text = "{\n  \"conversations\": {\n    \"c1\": {\"is_internal\": false}\n  }\n}";
-        let set = set_metadata(text, "c1", "{\"is_internal\": true}").unwrap();
+        let set = set_metadata(text, &[("c1", "{\"is_internal\": true}")]).unwrap();
         assert_eq!(set, text.replace("false", "true"));
-        let added = set_metadata(text, "c2", "{}").unwrap();
+        let added = set_metadata(text, &[("c2", "{}")]).unwrap();
         assert_eq!(
             added,
             "{\n  \"conversations\": {\n    \"c1\": {\"is_internal\": false},\n    \"c2\": {}\n  }\n}"
         );
         assert_eq!(
-            set_metadata("{}", "c1", "{}").unwrap(),
+            set_metadata("{}", &[("c1", "{}")]).unwrap(),
             "{\"conversations\":{\"c1\":{}}}"
         );
     }
