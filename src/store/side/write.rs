@@ -220,11 +220,11 @@ fn map_all(text: &str, wanted: &[(&str, Vec<&str>)]) -> Result<String> {
             }
             continue;
         }
-        text = insert_all(text, |t| whole_object(t), std::mem::take(&mut added))?;
+        text = insert_all(text, whole_object, std::mem::take(&mut added))?;
         text = map_to(&text, id, keys)?;
         map = mapped(&text)?;
     }
-    insert_all(text, |t| whole_object(t), added)
+    insert_all(text, whole_object, added)
 }
 
 /// `text` (a `last_conversations.json`) mapping exactly `keys` to `id`.
