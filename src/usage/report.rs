@@ -172,15 +172,19 @@ pub fn sessions(
     prices: Option<&Prices>,
 ) -> Report<SessionRow> {
     let mut report = Report::default();
+    // The first read of each id (a copy in a second root comes after).
+    let mut by_id: BTreeMap<&str, &Conversation> = BTreeMap::new();
+    for c in conversations {
+        by_id.entry(c.id.as_str()).or_insert(c);
+    }
     let mut rows: BTreeMap<&str, SessionRow> = BTreeMap::new();
     for generation in generations.iter().filter(|g| range.holds(g.time)) {
         let row = rows
             .entry(&generation.conversation)
             .or_insert_with(|| SessionRow {
-                conversation: conversations
-                    .iter()
-                    .find(|c| c.id == generation.conversation)
-                    .cloned()
+                conversation: by_id
+                    .get(generation.conversation.as_str())
+                    .map(|c| (*c).clone())
                     .unwrap_or_else(|| Conversation {
                         id: generation.conversation.clone(),
                         ..Conversation::default()
