@@ -532,3 +532,36 @@ fn nothing_is_written_while_agy_holds_the_root() {
         Vec::<String>::new()
     );
 }
+
+/// The in-place recipe cut short at every line of a stream that carries
+/// side records: no conversation and no side file changes (the end record
+/// counts the side records, so a cut between them is a cut too).
+#[test]
+fn a_stream_cut_at_any_line_changes_no_side_file() {
+    let s = Scratch::new("side-cut");
+    let root = s.join("cli");
+    cli_root(&root);
+    let rows = run_ok("agy-dump", &["--id", A, root_arg(&root)], b"");
+    let moved = run_ok("agy-edit", &["move", APP, MOVED], &rows);
+    let before = files_under(&root);
+    let lines: Vec<&[u8]> = moved.split_inclusive(|b| *b == b'\n').collect();
+    let sides = lines
+        .iter()
+        .filter(|l| l.windows(13).any(|w| w == b"\"kind\":\"side\""))
+        .count();
+    assert!(sides >= 6, "its entries and the move's two requests");
+    for cut in 0..lines.len() {
+        let part: Vec<u8> = lines[..cut].concat();
+        let out = run("agy-pack", &["--force", "--root", root_arg(&root)], &part);
+        assert_eq!(
+            differing(&before, &files_under(&root)),
+            Vec::<String>::new(),
+            "cut after {cut} of {} lines: {}",
+            lines.len(),
+            stderr(&out)
+        );
+    }
+    // And whole, it moves.
+    run_ok("agy-pack", &["--force", "--root", root_arg(&root)], &moved);
+    assert!(text(&root, "cache/last_conversations.json").contains(MOVED));
+}
