@@ -1,27 +1,63 @@
 //! The first bytes of each line an [`Output`](super::io::Output) writes,
-//! kept so that a writer can count the records it wrote (the row stream's
-//! `end` record) whatever way each record reached the output: built in the
-//! buffer, copied from a spool, written through in pieces.
+//! handed to a [`Tally`] as soon as the line ends, so that a writer can
+//! count the records it wrote (the row stream's `end` record) whatever way
+//! each record reached the output: built in the buffer, copied from a
+//! spool, written through in pieces.
+//!
+//! Only the head of the line in progress is held: what this keeps does not
+//! grow with the conversation (a 52,000-step conversation's heads, kept
+//! until its end, once took 200 MB), and a line whose first bytes already
+//! say what it is (every line the writers build) is not copied further.
 
-/// Bytes kept of each line: enough for any record's head, and for a line
-/// not in the writers' own shape, all of a usual one.
+use std::any::Any;
+
+/// Bytes kept of a line at most: enough for any record's head, and for a
+/// line not in the writers' own shape, all of a usual one.
 pub const HEAD_MAX: usize = 64 << 10;
 
-/// The heads of the lines seen so far, and the start of the line not yet
-/// ended.
-#[derive(Debug, Default)]
+/// Bytes of a line after which its [`Tally`] is asked whether they say
+/// enough: a record's head in the writers' shape (conversation id, kind,
+/// table) fits in far fewer.
+const HEAD_ASK: usize = 256;
+
+/// What takes each line's head as soon as the line ends.
+pub trait Tally: Any {
+    /// Whether `head`, the first bytes of a line not yet ended, already
+    /// says all [`Tally::line`] needs of it; the rest is then not kept.
+    fn enough(&self, head: &[u8]) -> bool;
+    /// One ended line: its head, and whether that is the whole line.
+    fn line(&mut self, head: &[u8], whole: bool);
+    /// The tally itself, for its owner to take back its own type.
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}
+
+/// The head of the line in progress, and the tally its lines go to.
 pub struct LineHeads {
-    /// The line in progress: its first [`HEAD_MAX`] bytes.
+    tally: Box<dyn Tally>,
+    /// The line in progress: its first bytes, up to [`HEAD_MAX`].
     current: Vec<u8>,
-    /// Whether the line in progress was longer than what `current` keeps.
+    /// Whether the line in progress has more than `current` keeps.
     current_cut: bool,
-    /// Ended lines' heads, one after another, and where each ends and
-    /// whether it is the whole line.
-    done: Vec<u8>,
-    ends: Vec<(usize, bool)>,
+    /// Whether `current` was found to say enough (nothing more is kept).
+    settled: bool,
 }
 
 impl LineHeads {
+    pub fn new(tally: Box<dyn Tally>) -> LineHeads {
+        LineHeads {
+            tally,
+            current: Vec::new(),
+            current_cut: false,
+            settled: false,
+        }
+    }
+
+    /// Hands later lines to `tally` instead, and gives back the one that
+    /// had them. The line in progress goes on (its head so far is kept).
+    pub fn replace(&mut self, tally: Box<dyn Tally>) -> Box<dyn Tally> {
+        std::mem::replace(&mut self.tally, tally)
+    }
+
     /// Takes bytes as they go out.
     pub fn see(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
@@ -29,31 +65,38 @@ impl LineHeads {
                 Some(at) => (&bytes[..at], true),
                 None => (bytes, false),
             };
-            let room = HEAD_MAX - self.current.len();
-            self.current
-                .extend_from_slice(&piece[..piece.len().min(room)]);
-            self.current_cut |= piece.len() > room;
+            self.keep(piece);
             if !ended {
                 return;
             }
-            self.done.extend_from_slice(&self.current);
-            self.ends.push((self.done.len(), !self.current_cut));
+            self.tally
+                .line(&self.current, !self.current_cut && !self.settled);
             self.current.clear();
             self.current_cut = false;
+            self.settled = false;
             bytes = &bytes[piece.len() + 1..];
         }
     }
 
-    /// Calls `each` with the head of every line ended since the last call
-    /// (and whether it is the whole line), in order, and forgets them.
-    pub fn drain(&mut self, mut each: impl FnMut(&[u8], bool)) {
-        let mut start = 0;
-        for &(end, whole) in &self.ends {
-            each(&self.done[start..end], whole);
-            start = end;
+    /// Adds part of the line in progress to its head, as far as the head
+    /// still wants it.
+    fn keep(&mut self, mut piece: &[u8]) {
+        if self.settled {
+            return;
         }
-        self.done.clear();
-        self.ends.clear();
+        if self.current.len() < HEAD_ASK {
+            let take = piece.len().min(HEAD_ASK - self.current.len());
+            self.current.extend_from_slice(&piece[..take]);
+            piece = &piece[take..];
+            if self.current.len() == HEAD_ASK && self.tally.enough(&self.current) {
+                self.settled = true;
+                return;
+            }
+        }
+        let room = HEAD_MAX - self.current.len();
+        self.current
+            .extend_from_slice(&piece[..piece.len().min(room)]);
+        self.current_cut |= piece.len() > room;
     }
 }
 
@@ -61,14 +104,29 @@ impl LineHeads {
 mod tests {
     use super::*;
 
+    /// Keeps every head; says the head is enough once it starts with `!`.
+    #[derive(Default)]
+    struct Keep(Vec<(Vec<u8>, bool)>);
+
+    impl Tally for Keep {
+        fn enough(&self, head: &[u8]) -> bool {
+            head.starts_with(b"!")
+        }
+        fn line(&mut self, head: &[u8], whole: bool) {
+            self.0.push((head.to_vec(), whole));
+        }
+        fn into_any(self: Box<Self>) -> Box<dyn Any> {
+            self
+        }
+    }
+
     fn heads(pieces: &[&[u8]]) -> Vec<(Vec<u8>, bool)> {
-        let mut heads = LineHeads::default();
+        let mut heads = LineHeads::new(Box::<Keep>::default());
         for piece in pieces {
             heads.see(piece);
         }
-        let mut got = Vec::new();
-        heads.drain(|head, whole| got.push((head.to_vec(), whole)));
-        got
+        let tally = heads.replace(Box::<Keep>::default());
+        tally.into_any().downcast::<Keep>().unwrap().0
     }
 
     #[test]
@@ -92,5 +150,16 @@ mod tests {
         assert_eq!(got[0].0.len(), HEAD_MAX);
         assert!(!got[0].1);
         assert_eq!(got[1], (b"z".to_vec(), true));
+    }
+
+    #[test]
+    fn a_head_that_says_enough_is_not_kept_further() {
+        let mut line = vec![b'!'; HEAD_ASK + 1000];
+        line.push(b'\n');
+        let short = vec![b'!'; HEAD_ASK - 1];
+        let got = heads(&[&line[..10], &line[10..], &short, b"\n"]);
+        assert_eq!(got[0].0, line[..HEAD_ASK]);
+        assert!(!got[0].1, "a head cut short is not the whole line");
+        assert_eq!(got[1], (short, true));
     }
 }

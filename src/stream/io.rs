@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 
 use crate::error::{Error, Result};
-use crate::stream::heads::LineHeads;
+use crate::stream::heads::{LineHeads, Tally};
 use crate::stream::json;
 use crate::stream::writer::{Writer, WRITE_HERE_OVER};
 
@@ -232,7 +232,7 @@ pub struct Output {
     /// The thread writing the buffers, when standard output is a pipe.
     writer: Option<Writer>,
     /// The heads of the lines written, when a writer counts its records
-    /// ([`Output::keep_heads`]), and how much of `buf` they have seen.
+    /// ([`Output::count_lines`]), and how much of `buf` they have seen.
     heads: Option<Box<(LineHeads, usize)>>,
 }
 
@@ -309,20 +309,19 @@ impl Output {
         }
     }
 
-    /// Keeps the head of every line written from now on, for
-    /// [`Output::drain_heads`]. Every byte is then looked at once more (a
-    /// `memchr` for line ends), and a file is copied through the buffer.
-    pub fn keep_heads(&mut self) {
-        self.heads.get_or_insert_with(Default::default);
-    }
-
-    /// Calls `each` with the head of every line written (or buffered)
-    /// since the last call, as [`LineHeads::drain`] does. Nothing when
-    /// [`Output::keep_heads`] was not called.
-    pub fn drain_heads(&mut self, each: impl FnMut(&[u8], bool)) {
+    /// Hands the head of every line written from now on to `tally` (the
+    /// lines buffered so far go to the one before, which is given back).
+    /// Every byte is then looked at once more (a `memchr` for line ends),
+    /// and a file is copied through the buffer.
+    pub fn count_lines(&mut self, tally: Box<dyn Tally>) -> Option<Box<dyn Tally>> {
         self.see_buffered();
-        if let Some(heads) = &mut self.heads {
-            heads.0.drain(each);
+        match &mut self.heads {
+            Some(heads) => Some(heads.0.replace(tally)),
+            None => {
+                let seen = self.buf.len();
+                self.heads = Some(Box::new((LineHeads::new(tally), seen)));
+                None
+            }
         }
     }
 

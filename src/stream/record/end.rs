@@ -33,6 +33,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
+use crate::stream::heads;
 use crate::stream::io::Output;
 use crate::stream::json;
 
@@ -271,11 +272,10 @@ impl End {
     }
 }
 
-/// Starts counting a conversation's records: `out` keeps the head of every
-/// line it writes from now on, for [`close`].
+/// Starts counting a conversation's records: `out` hands the head of
+/// every line it writes from now on to a tally, for [`close`].
 pub fn count_from_here(out: &mut Output) {
-    out.keep_heads();
-    out.drain_heads(|_, _| {});
+    out.count_lines(Box::<Tally>::default());
 }
 
 /// Writes the `end` record of the lines written since
@@ -283,22 +283,55 @@ pub fn count_from_here(out: &mut Output) {
 /// head does not say what its record is). Its conversation is the one the
 /// first of them names, else `id`.
 pub fn close(out: &mut Output, id: &str, brain_read: bool, error: Option<String>) -> Result<()> {
-    let mut counts = Counts::default();
-    let mut counted = true;
-    let mut named: Option<String> = None;
-    out.drain_heads(|head, whole| {
-        counted &= counts.note_head(head, whole);
-        if named.is_none() {
-            named = line_head(head).map(|(id, _)| id.to_string());
-        }
-    });
+    let tally = out
+        .count_lines(Box::<Tally>::default())
+        .and_then(|tally| tally.into_any().downcast::<Tally>().ok())
+        .map(|tally| *tally)
+        .unwrap_or_default();
     let end = End {
         error,
         brain_read,
-        counts: counted.then_some(counts),
+        counts: tally.counted.then_some(tally.counts),
     };
-    end.write(out.buf(), named.as_deref().unwrap_or(id));
+    end.write(out.buf(), tally.named.as_deref().unwrap_or(id));
     out.end_record()
+}
+
+/// The records of the lines an [`Output`] wrote, counted as each line
+/// ends: what [`close`] says of them.
+struct Tally {
+    counts: Counts,
+    /// Whether every line's head said what its record is.
+    counted: bool,
+    /// The conversation the first line names.
+    named: Option<String>,
+}
+
+impl Default for Tally {
+    fn default() -> Tally {
+        Tally {
+            counts: Counts::default(),
+            counted: true,
+            named: None,
+        }
+    }
+}
+
+impl heads::Tally for Tally {
+    fn enough(&self, head: &[u8]) -> bool {
+        line_head(head).is_some_and(|(_, kind)| kind != b"row" || line_table(head).is_some())
+    }
+
+    fn line(&mut self, head: &[u8], whole: bool) {
+        self.counted &= self.counts.note_head(head, whole);
+        if self.named.is_none() {
+            self.named = line_head(head).map(|(id, _)| id.to_string());
+        }
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
 }
 
 #[cfg(test)]
