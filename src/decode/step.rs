@@ -52,10 +52,49 @@ pub(super) struct StepView<'a> {
     status: u64,
     /// All of the Step, to list its fields when nothing here understands it.
     step: wire::Message<'a>,
-    metadata: wire::Message<'a>,
+    metadata: Metadata<'a>,
     error: Option<wire::Message<'a>>,
     /// The payload field present and its message.
     payload: Option<(u32, wire::Message<'a>)>,
+}
+
+/// The fields of a step's metadata the decoder reads, found in one pass
+/// over it: read one getter at a time, the metadata's fields were walked
+/// six times a step.
+struct Metadata<'a> {
+    created_at: Option<wire::Message<'a>>,
+    source: Option<u64>,
+    tool_call: Option<wire::Message<'a>>,
+    model_usage: Option<wire::Message<'a>>,
+    model_info: Option<wire::Message<'a>>,
+    generator_model: Option<u64>,
+}
+
+impl<'a> Metadata<'a> {
+    /// Each field as [`wire::Message`]'s getters read it: its last value,
+    /// when that is of the wire type asked for.
+    fn of(metadata: wire::Message<'a>) -> Metadata<'a> {
+        use field::metadata::*;
+        let [created_at, source, tool_call, model_usage, model_info, generator_model] = metadata
+            .last_of([
+                CREATED_AT,
+                SOURCE,
+                TOOL_CALL,
+                MODEL_USAGE,
+                MODEL_INFO,
+                GENERATOR_MODEL,
+            ]);
+        let message =
+            |v: Option<wire::Value<'a>>| v.and_then(|v| v.bytes()).map(wire::Message::new);
+        Metadata {
+            created_at: message(created_at),
+            source: source.and_then(|v| v.u64()),
+            tool_call: message(tool_call),
+            model_usage: message(model_usage),
+            model_info: message(model_info),
+            generator_model: generator_model.and_then(|v| v.u64()),
+        }
+    }
 }
 
 impl<'a> StepView<'a> {
@@ -84,7 +123,7 @@ impl<'a> StepView<'a> {
             kind,
             status,
             step,
-            metadata,
+            metadata: Metadata::of(metadata),
             error,
             payload,
         }
@@ -95,7 +134,7 @@ impl<'a> StepView<'a> {
     }
 
     pub(super) fn timestamp(&self) -> Option<Timestamp> {
-        read_timestamp(self.metadata.get_message(field::metadata::CREATED_AT)?)
+        read_timestamp(self.metadata.created_at?)
     }
 
     /// `step type N (NAME) is not understood; Step fields present: 1, 4, …`
@@ -152,7 +191,7 @@ impl Conversation {
                         self.checkpoint_title = Some(title.into_owned());
                     }
                 }
-                let call = view.metadata.get_message(field::metadata::TOOL_CALL);
+                let call = view.metadata.tool_call;
                 let bookkeeping = system::by_kind(step_kind)
                     .filter(|_| call.is_none() || step_kind != kind::ERROR_MESSAGE);
                 if let Some(bookkeeping) = bookkeeping {
@@ -303,7 +342,7 @@ impl Conversation {
             return;
         }
         let message = Message {
-            implicit: view.metadata.get_u64(field::metadata::SOURCE) == Some(source::USER_IMPLICIT),
+            implicit: view.metadata.source == Some(source::USER_IMPLICIT),
             ..self.new_message(Role::User, idx, timestamp, content)
         };
         write_json(out, &message);
@@ -318,23 +357,32 @@ impl Conversation {
     ) {
         let planner = view.payload();
         let mut content = Vec::new();
-        let thinking = planner
-            .get_nonempty_str(field::planner::THINKING)
-            .or_else(|| planner.get_nonempty_str(field::planner::RAW_THINKING));
-        let signature = planner
-            .get_bytes(field::planner::THINKING_SIGNATURE)
+        // Every singular field in one pass, as the getters read them.
+        let [thinking, raw_thinking, thinking_signature, signature, response, modified_response, stop_reason] =
+            planner.last_of({
+                use field::planner::*;
+                [
+                    THINKING,
+                    RAW_THINKING,
+                    THINKING_SIGNATURE,
+                    SIGNATURE,
+                    RESPONSE,
+                    MODIFIED_RESPONSE,
+                    STOP_REASON,
+                ]
+            });
+        let thinking = nonempty_str(thinking).or_else(|| nonempty_str(raw_thinking));
+        let signature = thinking_signature
+            .and_then(|v| v.bytes())
             .map(|value| Cow::Owned(hex::encode(steps::signature::read(value))))
-            .or_else(|| planner.get_nonempty_str(field::planner::SIGNATURE));
+            .or_else(|| nonempty_str(signature));
         if thinking.is_some() || signature.is_some() {
             content.push(Block::Thinking {
                 thinking: thinking.unwrap_or_default(),
                 signature,
             });
         }
-        if let Some(text) = planner
-            .get_nonempty_str(field::planner::RESPONSE)
-            .or_else(|| planner.get_nonempty_str(field::planner::MODIFIED_RESPONSE))
-        {
+        if let Some(text) = nonempty_str(response).or_else(|| nonempty_str(modified_response)) {
             content.push(Block::text(text));
         }
         for call in planner.repeated_messages(field::planner::TOOL_CALLS) {
@@ -372,12 +420,9 @@ impl Conversation {
         if model.is_some() {
             self.latest_model.clone_from(&model);
         }
-        let usage = view
-            .metadata
-            .get_message(field::metadata::MODEL_USAGE)
-            .and_then(read_usage);
-        let stop_reason = planner
-            .get_u64(field::planner::STOP_REASON)
+        let usage = view.metadata.model_usage.and_then(read_usage);
+        let stop_reason = stop_reason
+            .and_then(|v| v.u64())
             .filter(|&v| v != 0)
             .map(steps::stop_reason_name);
         let message = Message {
@@ -397,22 +442,19 @@ impl Conversation {
         if let Some(name) = idx.and_then(|i| self.models_by_step.get(&i)) {
             return Some(name.clone());
         }
-        let metadata = view.metadata;
+        let metadata = &view.metadata;
         if let Some(name) = metadata
-            .get_message(field::metadata::MODEL_INFO)
+            .model_info
             .and_then(|info| info.get_nonempty_str(field::metadata::MODEL_INFO_NAME))
         {
             return Some(name.into_owned());
         }
-        let model_enum = metadata
-            .get_u64(field::metadata::GENERATOR_MODEL)
-            .filter(|&v| v != 0)
-            .or_else(|| {
-                metadata
-                    .get_message(field::metadata::MODEL_USAGE)
-                    .and_then(|u| u.get_u64(field::usage::MODEL))
-                    .filter(|&v| v != 0)
-            });
+        let model_enum = metadata.generator_model.filter(|&v| v != 0).or_else(|| {
+            metadata
+                .model_usage
+                .and_then(|u| u.get_u64(field::usage::MODEL))
+                .filter(|&v| v != 0)
+        });
         if let Some(name) = model_enum.and_then(|e| self.models_by_enum.get(&e)) {
             return Some(name.clone());
         }
@@ -517,13 +559,25 @@ pub(super) fn user_text(input: wire::Message<'_>) -> Cow<'_, str> {
     input.get_str(QUERY).unwrap_or_default()
 }
 
+/// A singular field's text as [`wire::Message::get_nonempty_str`] reads
+/// it, from its value.
+fn nonempty_str(value: Option<wire::Value<'_>>) -> Option<Cow<'_, str>> {
+    value?.str().filter(|s| !s.is_empty())
+}
+
 fn read_usage(usage: wire::Message<'_>) -> Option<Usage> {
     use field::usage::*;
+    let [input, output, cache_write, cache_read] = usage.last_of([
+        INPUT_TOKENS,
+        OUTPUT_TOKENS,
+        CACHE_WRITE_TOKENS,
+        CACHE_READ_TOKENS,
+    ]);
     let usage = Usage {
-        input_tokens: usage.get_u64(INPUT_TOKENS),
-        output_tokens: usage.get_u64(OUTPUT_TOKENS),
-        cache_creation_input_tokens: usage.get_u64(CACHE_WRITE_TOKENS),
-        cache_read_input_tokens: usage.get_u64(CACHE_READ_TOKENS),
+        input_tokens: input.and_then(|v| v.u64()),
+        output_tokens: output.and_then(|v| v.u64()),
+        cache_creation_input_tokens: cache_write.and_then(|v| v.u64()),
+        cache_read_input_tokens: cache_read.and_then(|v| v.u64()),
     };
     (!usage.is_empty()).then_some(usage)
 }
