@@ -26,9 +26,18 @@ pub enum ToolInput {
 impl ToolInput {
     /// Reads agy's `arguments_json`. Empty text is an empty object; text
     /// that is not JSON becomes a string so nothing the call carried is lost.
+    ///
+    /// Read by [`json::Cursor::tree`], which reads JSON as serde_json does
+    /// (serde_json then reads only what it leaves): tool arguments carry
+    /// whole files, and serde_json's parse of them was a tenth of agy-decode
+    /// on a long conversation.
     pub fn from_arguments_json(text: &str) -> ToolInput {
         if text.trim().is_empty() {
             return ToolInput::Object(Vec::new());
+        }
+        let mut cursor = json::Cursor::new(text);
+        if let Some(value) = cursor.tree().filter(|_| cursor.at_end()) {
+            return ToolInput::from_value(value);
         }
         serde_json::from_str(text)
             .unwrap_or_else(|_| ToolInput::Other(Value::String(text.to_string())))
