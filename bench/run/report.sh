@@ -12,14 +12,7 @@ mib() { [[ ${status[$1]:-} == ok ]] && awk -v k="${rss_max[$1]}" 'BEGIN { printf
 # Peak RSS of every stage, for pipelines.
 mib_stages() {
     [[ ${status[$1]:-} == ok ]] || return 0
-    local k out=()
-    for k in ${rss_list[$1]}; do out+=("$(awk -v k="$k" 'BEGIN { printf "%.1f", k / 1024 }')"); done
-    local joined
-    joined=$(
-        IFS=/
-        echo "${out[*]}"
-    )
-    echo "$joined MiB"
+    stages_mib "${rss_list[$1]}"
 }
 # ratio A B: A / B as "0.00x".
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
