@@ -18,6 +18,7 @@ set -euo pipefail
 NAME=edit
 runs=${BENCH_RUNS:-5}
 source "$(dirname "$0")/lib.sh"
+setup
 
 # A store at rest has no sidecars (txcript's runs leave them, see run.sh),
 # and, as agy keeps it, an index: every conversation's row is written by
@@ -36,7 +37,7 @@ conversations=$(find "$store/conversations" -name '*.db' | wc -l)
 
 rows=$scratch/rows.ndjson
 "$bin/agy-dump" "$store" > "$rows"
-longest=$(perl -ne '$m = length if length > $m; END { print $m + 0, "\n" }' "$rows")
+longest=$(longest "$rows")
 
 # The operations, as a user runs them on a whole store.
 declare -A ops=(
@@ -82,8 +83,7 @@ alone() {
     tail -n 1 "$scratch/alone"
 }
 
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-[[ -n $(git status --porcelain 2>/dev/null) ]] && commit+=" + uncommitted changes"
+commit=$(tree_commit)
 echo "agy-edit over $conversations conversations ($store, $(du -sh --apparent-size "$store" | cut -f1)), commit $commit, $(date -u +%F), $runs interleaved runs, medians:"
 echo
 echo "| operation | pipeline wall | CPU | vs dump \\| pack (wall, CPU) | agy-edit alone (wall, CPU) | agy-edit peak RSS (longest line $((longest / 1024)) KiB) | changed |"

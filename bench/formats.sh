@@ -19,6 +19,8 @@
 # Nothing here is part of `cargo test`.
 set -euo pipefail
 
+source "$(dirname "$0")/lib.sh"
+
 old=$1 new=$2 rows=$3 runs=${4:-5}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -28,7 +30,7 @@ readers=(claude-code codex gemini-cli opencode)
 knows() { "$1/agy-$2" --format "$3" --help >/dev/null 2>&1; }
 
 # One timed run: appends "LABEL SIDE wall cpu rss_kib" to the log.
-timed() {
+log_run() {
     local label=$1 side=$2
     shift 2
     /usr/bin/time -f "$label $side %e %U %S %M" -a -o "$work/raw" "$@"
@@ -53,7 +55,7 @@ for i in $(seq "$runs"); do
         for side in old new; do
             bin=${!side}
             knows "$bin" decode "$f" || continue
-            timed "decode-$f" "$side" "$bin/agy-decode" --format "$f" <"$rows" >/dev/null
+            log_run "decode-$f" "$side" "$bin/agy-decode" --format "$f" <"$rows" >/dev/null
         done
     done
     for f in "${readers[@]}"; do
@@ -62,12 +64,11 @@ for i in $(seq "$runs"); do
             knows "$bin" encode "$f" || continue
             # The files written above, each encoded on its own.
             while read -r file; do
-                timed "encode-$f" "$side" "$bin/agy-encode" --format "$f" "$file" >/dev/null
+                log_run "encode-$f" "$side" "$bin/agy-encode" --format "$f" "$file" >/dev/null
             done <"$work/$f.files"
         done
     done
 done
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo "| work | build | median wall | median CPU | peak RSS |"
 echo "| --- | --- | ---: | ---: | ---: |"
 cut -d' ' -f1,2 "$work/raw" | sort -u | while read -r label side; do

@@ -21,6 +21,7 @@ old_bin=$(cd "${1:?usage: bench/inplace.sh OLD_BIN}" && pwd)
 NAME=inplace
 runs=${BENCH_RUNS:-3}
 source "$(dirname "$0")/lib.sh"
+setup
 
 # Each side works on its own copy, indexed as agy keeps a store, so that
 # every conversation has an index row to keep.
@@ -100,8 +101,7 @@ after=$(stamps "$scratch/root-new" | md5sum)
 untouched=no
 [[ $before == "$after" ]] && untouched=yes
 
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-[[ -n $(git status --porcelain 2>/dev/null) ]] && commit+=" + uncommitted changes"
+commit=$(tree_commit)
 echo "No-op \`agy-dump R | agy-edit settle | agy-pack --force --root R\` over $conversations conversations ($(du -sh --apparent-size "$scratch/root-new" | cut -f1)), commit $commit against $old_bin, $(date -u +%F), $runs interleaved runs, medians:"
 echo
 echo "| build | wall | CPU | every file's inode and time kept |"

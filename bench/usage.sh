@@ -17,6 +17,7 @@ set -euo pipefail
 NAME=usage
 runs=${BENCH_RUNS:-3}
 source "$(dirname "$0")/lib.sh"
+setup
 
 # The store as agy leaves it at rest, with its index, under a HOME the
 # peers read.
@@ -71,8 +72,7 @@ for tool in "${tools[@]}"; do
     said[$tool]=$(totals "$tool" < "$scratch/out-$tool" 2>/dev/null || echo "?")
 done
 
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-[[ -n $(git status --porcelain 2>/dev/null) ]] && commit+=" + uncommitted changes"
+commit=$(tree_commit)
 echo "Usage totals of $conversations conversations ($(du -sh --apparent-size "$root" | cut -f1)), commit $commit, $(date -u +%F), $runs interleaved runs, medians, no caches (each peer's cache removed before each run):"
 echo
 echo "| tool | wall | CPU | vs agy-usage (wall) | input, output tokens it reports |"
