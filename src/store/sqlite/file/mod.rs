@@ -121,6 +121,7 @@ impl Snapshot {
             page_size: header.page_size,
             usable: header.usable,
             count,
+            ahead: std::default::Default::default(),
         };
         // Page 1 again, as the snapshot has it: the WAL may hold a newer one.
         let mut first = vec![0u8; header.page_size];
