@@ -44,6 +44,8 @@ pub(super) struct Conversation {
     pub(super) id: String,
     /// What each of its `steps` rows starts with and their keys.
     steps_row: RowShape,
+    /// The same of its `gen_metadata` rows.
+    generation_row: RowShape,
     pub(super) next_idx: i64,
     /// Steps for `agy-encode --onto` ([`Synth`]): no brain transcripts,
     /// and no `gen_metadata` rows (the original's are carried).
@@ -106,6 +108,11 @@ impl Conversation {
     pub(super) fn bare(id: String) -> Conversation {
         Conversation {
             steps_row: RowShape::new(&id, "steps", &sqlite::agy_columns("steps")),
+            generation_row: RowShape::new(
+                &id,
+                "gen_metadata",
+                &sqlite::agy_columns("gen_metadata"),
+            ),
             id,
             next_idx: 0,
             onto: false,
@@ -186,19 +193,17 @@ impl Conversation {
             return Ok(());
         }
         let data = generation::data(&self.id, idx, model, usage);
-        record::write_row(
-            steps.out.buf(),
-            &self.id,
-            "gen_metadata",
-            &sqlite::agy_columns("gen_metadata"),
+        let start = steps.out.buf().len();
+        self.generation_row.write_to(
+            steps.out,
             [
                 Cell::Integer(self.generations),
                 Cell::Blob(Cow::Borrowed(&data)),
                 Cell::Integer(data.len() as i64),
             ],
-        );
+        )?;
         self.generations += 1;
-        steps.out.end_record()
+        steps.out.end_line(start)
     }
 
     /// Why the conversation is not whole, as its meta record says.
@@ -517,6 +522,7 @@ impl Conversation {
             Cell::Blob(Cow::Borrowed(step_bytes)),
             Cell::Integer(0),
         ];
+        let start = steps.out.buf().len();
         self.steps_row.write_to(steps.out, cells)?;
         // A step built here is the kind it was built as, and only a user
         // input's text and a checkpoint's title need it read back; a raw
@@ -535,7 +541,7 @@ impl Conversation {
             }
             _ => (self.summary).step(idx, step_bytes, Some(step_kind as i64), metadata),
         }
-        steps.out.end_record()?;
+        steps.out.end_line(start)?;
         if self.onto {
             return Ok(());
         }

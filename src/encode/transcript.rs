@@ -203,7 +203,7 @@ impl Transcript {
     /// Writes the text gathered as a part, straight from where it is.
     fn write_part(&mut self, out: &mut Output, conversation: &str) -> Result<()> {
         record::write_file_part_escaped_head(out.buf(), conversation, self.path, self.started);
-        out.write_through(&self.text)?;
+        out.write_through_within_line(&self.text)?;
         out.buf().extend_from_slice(record::FILE_PART_ESCAPED_END);
         self.started = true;
         self.text.clear();

@@ -447,8 +447,9 @@ pub fn dump_database(source: &dyn Tables, id: &str, out: &mut Output) -> Result<
                     note_damage(columns, cells, &mut damaged);
                 }
                 let shape = shape.get_or_insert_with(|| RowShape::new(id, &table.name, columns));
+                let start = out.buf().len();
                 shape.write_to(out, cells.iter().cloned())?;
-                out.end_record()
+                out.end_line(start)
             })
             .map_err(|e| e.context(format!("table {}", table.name)))?;
     }
@@ -534,8 +535,9 @@ fn dump_file(
             true if buf.len() <= record::FILE_PART => buf.len(),
             _ => record::file_part_len(&buf),
         };
+        let start = out.buf().len();
         record::write_file_part(out.buf(), id, dir, rel, append, &buf[..part]);
-        out.end_record()?;
+        out.end_line(start)?;
         buf.drain(..part);
         append = true;
         if at_end && buf.is_empty() {

@@ -355,6 +355,29 @@ impl Output {
         Ok(())
     }
 
+    /// [`Output::end_record`] for a record appended to the buffer whole
+    /// from byte `start` of it ([`Output::buf`]'s length before it): one
+    /// line, its `\n` last and no other, whose head the heads take without
+    /// looking through it ([`LineHeads::see_line`]). What came before it
+    /// is looked through as ever.
+    pub fn end_line(&mut self, start: usize) -> Result<()> {
+        if let Some(heads) = &mut self.heads {
+            let (lines, seen) = &mut **heads;
+            // A record part of which went out already (a long blob's hex)
+            // had its head taken then; `start`, from before that, is now
+            // past the buffer or inside what followed, and either way
+            // see_line finds a line in progress and looks through it.
+            if *seen <= start && start <= self.buf.len() {
+                lines.see(&self.buf[*seen..start]);
+                lines.see_line(&self.buf[start..]);
+            } else {
+                lines.see(&self.buf[*seen..]);
+            }
+            *seen = self.buf.len();
+        }
+        self.end_record()
+    }
+
     fn write_out(&mut self) -> Result<()> {
         if self.buf.is_empty() {
             return Ok(());
@@ -411,6 +434,18 @@ impl Output {
         self.settle()?;
         if let Some(heads) = &mut self.heads {
             heads.0.see(bytes);
+        }
+        self.sink().write_all(bytes).map_err(Error::output)
+    }
+
+    /// [`Output::write_through`] for bytes inside a line (escaped JSON
+    /// text), which hold no line end: the heads take them without looking
+    /// for one ([`LineHeads::see_within`]).
+    pub fn write_through_within_line(&mut self, bytes: &[u8]) -> Result<()> {
+        self.write_out()?;
+        self.settle()?;
+        if let Some(heads) = &mut self.heads {
+            heads.0.see_within(bytes);
         }
         self.sink().write_all(bytes).map_err(Error::output)
     }

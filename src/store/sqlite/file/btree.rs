@@ -81,7 +81,9 @@ impl Pages {
             read_full(wal, offset, &mut ahead.wal_page, "its WAL")?;
             return Ok(use_page(&ahead.wal_page));
         }
-        let held = number.checked_sub(ahead.first).filter(|&at| at < ahead.pages);
+        let held = number
+            .checked_sub(ahead.first)
+            .filter(|&at| at < ahead.pages);
         let at = match held {
             Some(at) => at,
             None => {
@@ -189,8 +191,7 @@ pub(super) fn each_row_prefix(
         let child = match node.kind {
             Kind::Leaf => {
                 for i in 0..node.cells {
-                    let (rowid, record) =
-                        node.leaf_cell(i, pages, columns, &mut spill)?;
+                    let (rowid, record) = node.leaf_cell(i, pages, columns, &mut spill)?;
                     if each(rowid, record)?.is_break() {
                         return Ok(());
                     }
