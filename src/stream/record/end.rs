@@ -37,7 +37,7 @@ use crate::stream::heads;
 use crate::stream::io::Output;
 use crate::stream::json;
 
-use super::{line_head, line_table};
+use super::read::line_head_table;
 
 /// How many records of each kind a conversation has before its `end`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -79,13 +79,22 @@ impl Counts {
     /// not say what the record is: a line not in the writers' own shape
     /// whose head is not all of it.
     pub fn note_head(&mut self, head: &[u8], whole: bool) -> bool {
-        if let Some((_, kind)) = line_head(head) {
-            let table = match kind {
-                b"row" => match line_table(head) {
-                    Some(table) => std::str::from_utf8(table).ok(),
-                    None if whole => return self.note_parsed(head),
-                    None => return false,
-                },
+        self.note_read_head(head, line_head_table(head), whole)
+    }
+
+    /// [`Counts::note_head`] with the head already read by
+    /// [`line_head_table`].
+    fn note_read_head(
+        &mut self,
+        head: &[u8],
+        read: Option<(&str, &[u8], Option<&[u8]>)>,
+        whole: bool,
+    ) -> bool {
+        if let Some((_, kind, table)) = read {
+            let table = match (kind, table) {
+                (b"row", Some(table)) => std::str::from_utf8(table).ok(),
+                (b"row", None) if whole => return self.note_parsed(head),
+                (b"row", None) => return false,
                 _ => None,
             };
             self.note(kind, table);
@@ -319,13 +328,14 @@ impl Default for Tally {
 
 impl heads::Tally for Tally {
     fn enough(&self, head: &[u8]) -> bool {
-        line_head(head).is_some_and(|(_, kind)| kind != b"row" || line_table(head).is_some())
+        line_head_table(head).is_some_and(|(_, kind, table)| kind != b"row" || table.is_some())
     }
 
     fn line(&mut self, head: &[u8], whole: bool) {
-        self.counted &= self.counts.note_head(head, whole);
+        let read = line_head_table(head);
+        self.counted &= self.counts.note_read_head(head, read, whole);
         if self.named.is_none() {
-            self.named = line_head(head).map(|(id, _)| id.to_string());
+            self.named = read.map(|(id, _, _)| id.to_string());
         }
     }
 

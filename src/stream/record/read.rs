@@ -80,15 +80,22 @@ pub fn line_head(line: &[u8]) -> Option<(&str, &[u8])> {
 /// the row: a tool that changes a few tables passes the others' rows, a
 /// conversation's bulk, as they are. `None` for any other line.
 pub fn line_table(line: &[u8]) -> Option<&[u8]> {
+    line_head_table(line)?.2
+}
+
+/// [`line_head`] and, for a `row` record, [`line_table`], read in one pass:
+/// the end record's tally asks all three of every line a writer writes.
+pub fn line_head_table(line: &[u8]) -> Option<(&str, &[u8], Option<&[u8]>)> {
     let (id, kind) = line_head(line)?;
     if kind != b"row" {
-        return None;
+        return Some((id, kind, None));
     }
     let at = "{\"conversation\":\"".len() + id.len() + "\",\"kind\":\"row".len();
-    let rest = line[at..].strip_prefix(b"\",\"table\":\"")?;
-    let end = memchr::memchr(b'"', rest)?;
-    let table = &rest[..end];
-    (!table.contains(&b'\\')).then_some(table)
+    let table = line[at..]
+        .strip_prefix(b"\",\"table\":\"")
+        .and_then(|rest| Some(&rest[..memchr::memchr(b'"', rest)?]))
+        .filter(|table| !table.contains(&b'\\'));
+    Some((id, kind, table))
 }
 
 /// A value as read from the stream, before the column's affinity says what a
