@@ -37,7 +37,7 @@ use crate::stream::heads;
 use crate::stream::io::Output;
 use crate::stream::json;
 
-use super::read::line_head_table;
+use super::read::{line_head_table, LineHead};
 
 /// How many records of each kind a conversation has before its `end`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -84,13 +84,8 @@ impl Counts {
 
     /// [`Counts::note_head`] with the head already read by
     /// [`line_head_table`].
-    fn note_read_head(
-        &mut self,
-        head: &[u8],
-        read: Option<(&str, &[u8], Option<&[u8]>)>,
-        whole: bool,
-    ) -> bool {
-        if let Some((_, kind, table)) = read {
+    fn note_read_head(&mut self, head: &[u8], read: Option<LineHead<'_>>, whole: bool) -> bool {
+        if let Some(LineHead { kind, table, .. }) = read {
             let table = match (kind, table) {
                 (b"row", Some(table)) => std::str::from_utf8(table).ok(),
                 (b"row", None) if whole => return self.note_parsed(head),
@@ -328,14 +323,14 @@ impl Default for Tally {
 
 impl heads::Tally for Tally {
     fn enough(&self, head: &[u8]) -> bool {
-        line_head_table(head).is_some_and(|(_, kind, table)| kind != b"row" || table.is_some())
+        line_head_table(head).is_some_and(|read| read.kind != b"row" || read.table.is_some())
     }
 
     fn line(&mut self, head: &[u8], whole: bool) {
         let read = line_head_table(head);
         self.counted &= self.counts.note_read_head(head, read, whole);
         if self.named.is_none() {
-            self.named = read.map(|(id, _, _)| id.to_string());
+            self.named = read.map(|read| read.conversation.to_string());
         }
     }
 

@@ -80,22 +80,35 @@ pub fn line_head(line: &[u8]) -> Option<(&str, &[u8])> {
 /// the row: a tool that changes a few tables passes the others' rows, a
 /// conversation's bulk, as they are. `None` for any other line.
 pub fn line_table(line: &[u8]) -> Option<&[u8]> {
-    line_head_table(line)?.2
+    line_head_table(line)?.table
 }
 
-/// [`line_head`] and, for a `row` record, [`line_table`], read in one pass:
-/// the end record's tally asks all three of every line a writer writes.
-pub fn line_head_table(line: &[u8]) -> Option<(&str, &[u8], Option<&[u8]>)> {
-    let (id, kind) = line_head(line)?;
-    if kind != b"row" {
-        return Some((id, kind, None));
+/// What the head of a line in the writers' shape says: [`line_head`] and,
+/// for a `row` record, [`line_table`].
+#[derive(Clone, Copy, Debug)]
+pub struct LineHead<'a> {
+    pub conversation: &'a str,
+    pub kind: &'a [u8],
+    pub table: Option<&'a [u8]>,
+}
+
+/// A line's [`LineHead`], read in one pass: the end record's tally asks
+/// all three of every line a writer writes.
+pub fn line_head_table(line: &[u8]) -> Option<LineHead<'_>> {
+    let (conversation, kind) = line_head(line)?;
+    let mut head = LineHead {
+        conversation,
+        kind,
+        table: None,
+    };
+    if kind == b"row" {
+        let at = "{\"conversation\":\"".len() + conversation.len() + "\",\"kind\":\"row".len();
+        head.table = line[at..]
+            .strip_prefix(b"\",\"table\":\"")
+            .and_then(|rest| Some(&rest[..memchr::memchr(b'"', rest)?]))
+            .filter(|table| !table.contains(&b'\\'));
     }
-    let at = "{\"conversation\":\"".len() + id.len() + "\",\"kind\":\"row".len();
-    let table = line[at..]
-        .strip_prefix(b"\",\"table\":\"")
-        .and_then(|rest| Some(&rest[..memchr::memchr(b'"', rest)?]))
-        .filter(|table| !table.contains(&b'\\'));
-    Some((id, kind, table))
+    Some(head)
 }
 
 /// A value as read from the stream, before the column's affinity says what a
