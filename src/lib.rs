@@ -27,6 +27,7 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub mod error;
+pub mod id;
 pub mod time;
 
 pub mod agy;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// The layers, lowest first, as `src/lib.rs` and the README's Layout say.
 /// Folders on one rank are siblings: neither may import the other.
 const LAYERS: &[&[&str]] = &[
-    &["error", "time"],
+    &["error", "id", "time"],
     &["agy"],
     &["stream"],
     &["kinds", "store"],

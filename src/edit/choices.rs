@@ -78,7 +78,7 @@ pub fn reference(trajectory_id: &str, last_kept: i64, kind: u64, conversation: &
 }
 
 fn derive(name: &str) -> String {
-    Uuid::new_v5(&NAMESPACE, name.as_bytes()).to_string()
+    crate::id::v5(&NAMESPACE, name.as_bytes()).to_string()
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@
 
 use std::borrow::Cow;
 
-use uuid::Uuid;
 
 use crate::agy::steps::{self, field, kind, source, status};
 use crate::agy::wire::Writer;
@@ -87,7 +86,7 @@ impl Conversation {
             record::write_schema(out, &id, object_type, name, sql);
         }
         let trajectory_id =
-            Uuid::new_v5(&NAMESPACE, format!("{id}/trajectory").as_bytes()).to_string();
+            crate::id::v5(&NAMESPACE, format!("{id}/trajectory").as_bytes()).to_string();
         let columns = sqlite::agy_columns("trajectory_meta");
         record::write_row(
             out,

@@ -10,7 +10,6 @@
 //! a repeated number either way). The source's counts say nothing of thinking against
 //! response tokens (9, 10), so those are left out rather than guessed.
 
-use uuid::Uuid;
 
 use crate::agy::steps::{self, field};
 use crate::agy::wire::Writer;
@@ -23,7 +22,7 @@ use super::NAMESPACE;
 /// same bytes and each generation its own id (usage tools count a
 /// generation once by it, wherever a fork or a copy carries the row).
 pub(super) fn data(conversation: &str, idx: i64, model: Option<&str>, usage: &Usage) -> Vec<u8> {
-    let response = Uuid::new_v5(
+    let response = crate::id::v5(
         &NAMESPACE,
         format!("{conversation}/generation/{idx}").as_bytes(),
     );

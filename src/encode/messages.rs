@@ -5,7 +5,6 @@
 
 use std::borrow::Cow;
 
-use uuid::Uuid;
 
 use crate::agy::steps::{self, field, kind, source, status};
 use crate::agy::wire::Writer;
@@ -295,7 +294,7 @@ impl Conversation {
                 }
             }
         }
-        let message_id = Uuid::new_v5(&NAMESPACE, format!("{}/message/{idx}", self.id).as_bytes());
+        let message_id = crate::id::v5(&NAMESPACE, format!("{}/message/{idx}", self.id).as_bytes());
         planner.string(field::planner::MESSAGE_ID, &format!("bot-{message_id}"));
         for call in &calls {
             planner.bytes(field::planner::TOOL_CALLS, &call.call);

@@ -23,7 +23,6 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use uuid::Uuid;
 
 use super::turns::{self, object, Rules, Sequenced, Stop};
 use super::write::{
@@ -127,7 +126,7 @@ fn write_lines(session: &Session<'_>, turns: Vec<turns::Turn>, out: &mut Vec<u8>
         if let Some(t) = turn.timestamp.as_deref().and_then(millis) {
             clock = t;
         }
-        let uuid = Uuid::new_v5(&NAMESPACE, format!("{session}/line/{i}").as_bytes()).to_string();
+        let uuid = crate::id::v5(&NAMESPACE, format!("{session}/line/{i}").as_bytes()).to_string();
         let (role, implicit) = (turn.role, turn.implicit);
         let message = match role {
             Role::Assistant => {
@@ -138,7 +137,7 @@ fn write_lines(session: &Session<'_>, turns: Vec<turns::Turn>, out: &mut Vec<u8>
                     Stop::MaxTokens => "max_tokens",
                     Stop::End => "end_turn",
                 };
-                let id = Uuid::new_v5(&NAMESPACE, format!("{session}/message/{i}").as_bytes());
+                let id = crate::id::v5(&NAMESPACE, format!("{session}/message/{i}").as_bytes());
                 object([
                     ("id", format!("msg_{}", id.simple()).into()),
                     ("type", "message".into()),

@@ -213,7 +213,7 @@ fn write_session(
             clock = t;
         }
         let id =
-            Uuid::new_v5(&NAMESPACE, format!("{}/record/{i}", session.id).as_bytes()).to_string();
+            crate::id::v5(&NAMESPACE, format!("{}/record/{i}", session.id).as_bytes()).to_string();
         match turn.role {
             Role::Assistant => {
                 let record =

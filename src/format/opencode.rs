@@ -149,7 +149,7 @@ pub fn conversation_id(session: &str) -> String {
     });
     match decoded {
         Some(uuid) if session_id(&uuid.to_string()) == session => uuid.to_string(),
-        _ => Uuid::new_v5(&NAMESPACE, session.as_bytes()).to_string(),
+        _ => crate::id::v5(&NAMESPACE, session.as_bytes()).to_string(),
     }
 }
 
@@ -165,7 +165,7 @@ impl Ids {
     fn next(&mut self, prefix: &str) -> String {
         self.count += 1;
         let name = format!("{}/{}", self.session, self.count);
-        let low = Uuid::new_v5(&NAMESPACE, name.as_bytes()).as_u128();
+        let low = crate::id::v5(&NAMESPACE, name.as_bytes()).as_u128();
         id(prefix, self.count, low)
     }
 }

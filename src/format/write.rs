@@ -121,7 +121,7 @@ pub(super) const NAMESPACE: Uuid = Uuid::from_u128(0x2b8e_41d6_7c0a_4f93_b5e2_19
 pub fn session_id(conversation: &str) -> String {
     match Uuid::parse_str(conversation) {
         Ok(uuid) if uuid.hyphenated().to_string() == conversation => conversation.to_string(),
-        _ => Uuid::new_v5(&NAMESPACE, conversation.as_bytes()).to_string(),
+        _ => crate::id::v5(&NAMESPACE, conversation.as_bytes()).to_string(),
     }
 }
 
