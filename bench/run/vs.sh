@@ -9,7 +9,7 @@
 # the "## Against txcript" table and whether our output was the same in
 # every shape. Sourced by bench/run.sh.
 
-declare -A vs_wall vs_cpu vs_rss vs_load
+declare -A vs_wall vs_cpu vs_rss vs_load vs_spread
 # vs KEY SIDE CMD: one timed run of CMD, appended to $scratch/vs.KEY.SIDE as
 # "wall cpu rss" (s, s, KiB; CPU is user + system of every process), after
 # (untimed) $vs_prepare.
@@ -58,6 +58,12 @@ versus() {
         vs_wall[$key.$side]=$(cut -d' ' -f1 "$scratch/vs.$key.$side" | median)
         vs_cpu[$key.$side]=$(cut -d' ' -f2 "$scratch/vs.$key.$side" | median)
     done
+    # The spread: each run's ratio to the other side's run beside it.
+    vs_spread[$key]=$(paste -d' ' "$scratch/vs.$key.ours" "$scratch/vs.$key.theirs" | awk '
+        { w = $1 / $4; c = $2 / $5
+          if (NR == 1 || w < wl) wl = w; if (NR == 1 || w > wh) wh = w
+          if (NR == 1 || c < cl) cl = c; if (NR == 1 || c > ch) ch = c }
+        END { printf "%.2f-%.2fx; %.2f-%.2fx", wl, wh, cl, ch }')
     vs_load[$key]=$(cut -d' ' -f1-3 /proc/loadavg)
     # Peak RSS per stage, one run each.
     vs_rss[$key.ours]=$(peak_rss "$ours" "$vs_prepare") || true
@@ -101,15 +107,15 @@ vs_measure() {
 vs_row() {
     local key=$1 name=$2 target=$3
     if [[ ${status[vs_$key]:-} != ok ]]; then
-        printf '| %s | %s |  |  |  |  |  | %s |  |\n' "$name" "$([[ -x $txcript ]] && echo "${status[vs_$key]:-not measured}" || echo "txcript not built")" "$target"
+        printf '| %s | %s |  |  |  |  |  |  | %s |  |\n' "$name" "$([[ -x $txcript ]] && echo "${status[vs_$key]:-not measured}" || echo "txcript not built")" "$target"
         return
     fi
     local ow=${vs_wall[$key.ours]} oc=${vs_cpu[$key.ours]} tw=${vs_wall[$key.theirs]} tc=${vs_cpu[$key.theirs]}
     local wr cr v=""
     wr=$(ratio "$ow" "$tw")
     cr=$(ratio "$oc" "$tc")
-    [[ -n $target ]] && v=$(verdict "$(($(le "$ow" "$(awk -v a="$tw" 'BEGIN { print a * 0.4 }')") * $(le "$oc" "$(awk -v a="$tc" 'BEGIN { print a * 0.6 }')")))")
-    printf '| %s | %.3f s, %.2f s | %.3f s, %.2f s | %s | %s | %s; %s | %s | %s | %s |\n' "$name" "$ow" "$oc" "$tw" "$tc" "$wr" "$cr" \
+    [[ -n $target ]] && v=$(verdict "$(($(le "$ow" "$(awk -v a="$tw" 'BEGIN { print a * 0.3 }')") * $(le "$oc" "$(awk -v a="$tc" 'BEGIN { print a * 0.5 }')")))")
+    printf '| %s | %.3f s, %.2f s | %.3f s, %.2f s | %s | %s | %s | %s; %s | %s | %s | %s |\n' "$name" "$ow" "$oc" "$tw" "$tc" "$wr" "$cr" "${vs_spread[$key]}" \
         "$(stages_mib "${vs_rss[$key.ours]}")" "$(stages_mib "${vs_rss[$key.theirs]}")" "${vs_load[$key]}" "${target:-(information)}" "$v"
 }
 # mb DIR: its size in MB.
@@ -129,19 +135,19 @@ txcript_lines() { cat "$scratch/vs.$1.theirs.lines" 2>/dev/null || echo "?"; }
 
 # vs_report: the table, a row for every store and shape wanted.
 vs_report() {
-    echo "## Against txcript 0.14.4 (issues 20 and 26)"
+    echo "## Against txcript 0.14.4 (issues 20, 26 and 42)"
     echo
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit, $(nproc) cores"
     echo "- $vs_runs runs of each side, interleaved after a warm-up each; medians. CPU is user + system time of"
     echo "  every process (/usr/bin/time on the whole pipeline); peak RSS per process from one more run."
     echo "- txcript through bench/txcript (\`discover()\`, \`load()\`, \`to_common()\`, one JSON line per conversation)"
     echo
-    echo "| store | agy-dump ROOT \| agy-decode: wall, CPU | txcript: wall, CPU | wall ratio | CPU ratio | peak RSS (dump/decode; txcript) | load avg after | target | met? |"
-    echo "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |"
+    echo "| store | agy-dump ROOT \| agy-decode: wall, CPU | txcript: wall, CPU | wall ratio | CPU ratio | spread of the runs' ratios (wall; CPU) | peak RSS (dump/decode; txcript) | load avg after | target | met? |"
+    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |"
     local rootw_kb wal_kb target
     rootw_kb=$(du -sk --apparent-size "$rootwal_ckpt/conversations" | awk -v n="$(find "$rootwal_ckpt/conversations" -name '*.db' | wc -l)" '{ printf "%.0f", $1 * 1.024 / n }')
     wal_kb=$(find "$rootwal.sidecars" -name '*.db-wal' -printf '%s\n' | awk '{ s += $1; n++ } END { if (n) printf "%.0f", s / n / 1000 }')
-    target="wall <= 0.4x, CPU <= 0.6x"
+    target="wall <= 0.3x, CPU <= 0.5x"
     vs_row rootwal_ckpt "ROOTW: 2,000 WAL-mode conversations ($rootw_kb KB per db, $(mb "$rootwal_ckpt") MB with brain files), checkpointed" "$target"
     vs_row rootwal_wal "same, last 5 steps in a -wal ($wal_kb KB), no -shm (agy exited)" "$target"
     vs_row rootwal_shm "same, -wal and -shm (agy killed or running)" "$target"
