@@ -529,6 +529,11 @@ pub struct Writer {
     buf: Vec<u8>,
 }
 
+/// The bytes `v` takes as a varint.
+fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
 fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
     // At most ten bytes: room once, not a check to grow at each byte.
     buf.reserve(10);
@@ -682,6 +687,17 @@ impl Writer {
         self
     }
 
+    /// A nested message whose only field is the string `text` in field
+    /// `inner`, as [`Writer::message`] writes it: its length is known
+    /// first, so the text is not moved up after it is written (a tool's
+    /// output, megabytes, sits in such a message).
+    pub fn message_of_string(&mut self, number: u32, inner: u32, text: &str) -> &mut Writer {
+        let tag = (u64::from(inner) << 3) | 2;
+        let len = varint_len(tag) + varint_len(text.len() as u64) + text.len();
+        self.buf.reserve(20 + len);
+        self.field_head(number, len).string(inner, text)
+    }
+
     /// A repeated integer field, packed as proto3 writes it (nothing when
     /// `values` is empty).
     pub fn packed_varints(&mut self, number: u32, values: &[u64]) -> &mut Writer {
@@ -705,6 +721,28 @@ impl Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_of_one_string_is_the_message_built_around_it() {
+        for len in [
+            0, 1, 120, 121, 126, 127, 128, 16_370, 16_383, 16_384, 2_097_151, 2_097_152,
+        ] {
+            let text = "x".repeat(len);
+            for inner in [1, 15, 16, 2047, 2048] {
+                let mut built = Writer::new();
+                built.message(3, |m| {
+                    m.string(inner, &text);
+                });
+                let mut known = Writer::new();
+                known.message_of_string(3, inner, &text);
+                assert_eq!(
+                    known.as_bytes(),
+                    built.as_bytes(),
+                    "{len} bytes in field {inner}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn round_trip_every_wire_type() {

@@ -6,7 +6,6 @@
 
 use std::borrow::Cow;
 
-
 use crate::agy::steps::{self, field, kind, source, status};
 use crate::agy::wire::Writer;
 use crate::decode;

@@ -10,7 +10,6 @@
 //! a repeated number either way). The source's counts say nothing of thinking against
 //! response tokens (9, 10), so those are left out rather than guessed.
 
-
 use crate::agy::steps::{self, field};
 use crate::agy::wire::Writer;
 use crate::stream::message::Usage;

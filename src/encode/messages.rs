@@ -5,7 +5,6 @@
 
 use std::borrow::Cow;
 
-
 use crate::agy::steps::{self, field, kind, source, status};
 use crate::agy::wire::Writer;
 use crate::error::{Error, Result};

@@ -168,9 +168,7 @@ impl<'a> Carrier<'a> {
                         .unwrap_or(DEFAULT_WAIT_MS),
                 );
                 if let Some(text) = text {
-                    payload.message(COMBINED_OUTPUT, |o| {
-                        o.string(OUTPUT_FULL, &text);
-                    });
+                    payload.message_of_string(COMBINED_OUTPUT, OUTPUT_FULL, &text);
                 }
                 if let Some(command) = arg_str("CommandLine") {
                     payload.string(COMMAND_LINE, command);
@@ -315,9 +313,7 @@ impl<'a> Carrier<'a> {
                             payload.string(*number, &text);
                         }
                         [outer, inner] => {
-                            payload.message(*outer, |m| {
-                                m.string(*inner, &text);
-                            });
+                            payload.message_of_string(*outer, *inner, &text);
                         }
                         _ => unreachable!("text paths are one or two fields deep"),
                     }
@@ -338,9 +334,7 @@ impl<'a> Carrier<'a> {
                     });
                 }
                 if let Some(text) = text {
-                    payload.message(RESULT, |r| {
-                        r.string(RESULT_TEXT, &text);
-                    });
+                    payload.message_of_string(RESULT, RESULT_TEXT, &text);
                 }
                 (kind::GENERIC, field::step::GENERIC, payload.into_bytes())
             }
