@@ -63,7 +63,7 @@ for store in "${stores[@]}"; do
     for side in old new; do
         rm -rf "$work/pack.$side"
         B=${!side}
-        "$B/agy-pack" --root "$work/pack.$side" "$work/rows" 2>/dev/null || true
+        "$B/agy-pack" --root "$work/pack.$side" "$work/rows" >/dev/null 2>&1 || true
     done
     if diff -r "$work/pack.old" "$work/pack.new" >/dev/null; then
         printf 'same       %s: agy-pack (every file of the new root)\n' "$name"
