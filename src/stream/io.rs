@@ -430,22 +430,21 @@ impl Output {
     /// rather than through the buffer, for a large piece of a record that
     /// is already in memory elsewhere.
     pub fn write_through(&mut self, bytes: &[u8]) -> Result<()> {
-        self.write_out()?;
-        self.settle()?;
-        if let Some(heads) = &mut self.heads {
-            heads.0.see(bytes);
-        }
-        self.sink().write_all(bytes).map_err(Error::output)
+        self.write_through_seen(bytes, LineHeads::see)
     }
 
     /// [`Output::write_through`] for bytes inside a line (escaped JSON
     /// text), which hold no line end: the heads take them without looking
     /// for one ([`LineHeads::see_within`]).
     pub fn write_through_within_line(&mut self, bytes: &[u8]) -> Result<()> {
+        self.write_through_seen(bytes, LineHeads::see_within)
+    }
+
+    fn write_through_seen(&mut self, bytes: &[u8], see: fn(&mut LineHeads, &[u8])) -> Result<()> {
         self.write_out()?;
         self.settle()?;
         if let Some(heads) = &mut self.heads {
-            heads.0.see_within(bytes);
+            see(&mut heads.0, bytes);
         }
         self.sink().write_all(bytes).map_err(Error::output)
     }
