@@ -481,26 +481,37 @@ fn read_usage(bytes: &[u8]) -> Option<(Tokens, Option<String>, Option<u64>)> {
     if wire::damage(bytes).is_some() {
         return None;
     }
-    let m = Message::new(bytes);
-    let n = |number| match m.last(number) {
-        Some(Value::Varint(v)) => v,
-        _ => 0,
-    };
-    let tokens = Tokens {
-        input: n(usage::INPUT_TOKENS),
-        output: n(usage::OUTPUT_TOKENS),
-        cache_write: n(usage::CACHE_WRITE_TOKENS),
-        cache_read: n(usage::CACHE_READ_TOKENS),
-        thinking: n(usage::THINKING_TOKENS),
-        response: n(usage::RESPONSE_TOKENS),
-    };
-    let response_id = m
-        .get_nonempty_str(usage::RESPONSE_ID)
-        .map(|id| id.into_owned());
-    let model = match m.last(usage::MODEL) {
+    // Every field in one pass (a pass a field was eight walks of each
+    // usage, read for each step and each generation row).
+    let [model, input, output, cache_write, cache_read, thinking, response, response_id] =
+        Message::new(bytes).last_of([
+            usage::MODEL,
+            usage::INPUT_TOKENS,
+            usage::OUTPUT_TOKENS,
+            usage::CACHE_WRITE_TOKENS,
+            usage::CACHE_READ_TOKENS,
+            usage::THINKING_TOKENS,
+            usage::RESPONSE_TOKENS,
+            usage::RESPONSE_ID,
+        ]);
+    let varint = |value: Option<Value>| match value {
         Some(Value::Varint(v)) => Some(v),
         _ => None,
     };
+    let n = |value| varint(value).unwrap_or(0);
+    let tokens = Tokens {
+        input: n(input),
+        output: n(output),
+        cache_write: n(cache_write),
+        cache_read: n(cache_read),
+        thinking: n(thinking),
+        response: n(response),
+    };
+    let response_id = response_id
+        .and_then(|v| v.str())
+        .filter(|id| !id.is_empty())
+        .map(|id| id.into_owned());
+    let model = varint(model);
     Some((tokens, response_id, model))
 }
 
