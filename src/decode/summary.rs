@@ -237,26 +237,28 @@ impl Summarizer {
     }
 }
 
-/// A step read for what it decides: idx, Step blob, `step_type` column,
-/// `metadata` column.
-type ChosenStep = (i64, Vec<u8>, Option<i64>, Vec<u8>);
-
 /// The summary of a conversation database, from its metadata and the
 /// steps that decide something (see the module documentation).
+///
+/// Each step's facts are read from its row where SQLite holds it, and only
+/// they are kept: a copy of each chosen step's blob, kept to the end, was
+/// the peak of agy-pack's memory on a conversation whose first user text
+/// was 50 MB (the 100 MB step copied once more as the index row was made).
 pub fn of_database(source: &Source) -> Result<Summary> {
     let conn = source.connection();
     let mut summarizer = Summarizer::new();
     if let Some(blob) = source.trajectory_metadata() {
         summarizer.trajectory_metadata(&blob);
     }
-    let mut chosen: Vec<ChosenStep> = Vec::new();
+    let mut chosen: Vec<(i64, StepFacts)> = Vec::new();
+    let mut read_idx = std::collections::HashSet::new();
     let columns = "idx, step_payload, step_type, metadata";
-    let blob_or_empty = |row: &rusqlite::Row<'_>, i: usize| -> rusqlite::Result<Vec<u8>> {
+    fn blob_or_empty<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r [u8]> {
         Ok(match row.get_ref(i)? {
-            rusqlite::types::ValueRef::Blob(b) => b.to_vec(),
-            _ => Vec::new(),
+            rusqlite::types::ValueRef::Blob(b) => b,
+            _ => &[],
         })
-    };
+    }
     let mut read = |sql: &str, limit: Option<usize>| -> Result<()> {
         let mut stmt = conn.prepare(sql)?;
         let mut rows = stmt.query([])?;
@@ -264,12 +266,11 @@ pub fn of_database(source: &Source) -> Result<Summary> {
         while let Some(row) = rows.next()? {
             let idx: Option<i64> = row.get(0).ok();
             let Some(idx) = idx else { continue };
-            chosen.push((
-                idx,
-                blob_or_empty(row, 1)?,
-                row.get(2).ok(),
-                blob_or_empty(row, 3)?,
-            ));
+            // A step two queries chose is read once.
+            if read_idx.insert(idx) {
+                let (step, metadata) = (blob_or_empty(row, 1)?, blob_or_empty(row, 3)?);
+                chosen.push((idx, StepFacts::of_step(step, row.get(2).ok(), metadata)));
+            }
             n += 1;
             if limit.is_some_and(|l| n >= l) {
                 break;
@@ -296,11 +297,9 @@ pub fn of_database(source: &Source) -> Result<Summary> {
         &format!("SELECT {columns} FROM steps ORDER BY idx DESC"),
         Some(4),
     )?;
-    chosen.sort_by_key(|(idx, ..)| *idx);
-    chosen.dedup_by_key(|(idx, ..)| *idx);
-    for (idx, step, type_column, metadata) in &chosen {
-        let facts = StepFacts::of_step(step, *type_column, metadata);
-        summarizer.tally.look(*idx, &facts);
+    chosen.sort_by_key(|(idx, _)| *idx);
+    for (idx, facts) in &chosen {
+        summarizer.tally.look(*idx, facts);
     }
     summarizer.tally.count = conn.query_row("SELECT count(*) FROM steps", [], |r| r.get(0))?;
     Ok(Summary {

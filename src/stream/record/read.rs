@@ -163,16 +163,15 @@ impl<'a> JsonCell<'a> {
     }
 
     /// The SQLite value this stands for in a column of the given affinity.
-    pub fn to_cell(&self, blob_column: bool) -> Result<Cell<'a>> {
+    pub fn to_cell(&self, blob_column: bool) -> Result<Cell<'_>> {
         Ok(match self {
             JsonCell::Null => Cell::Null,
             JsonCell::Integer(v) => Cell::Integer(*v),
             JsonCell::Real(v) => Cell::Real(*v),
             JsonCell::Plain(s) if blob_column => Cell::Blob(Cow::Owned(decode_hex(s)?)),
-            JsonCell::Plain(s) | JsonCell::Text(s) => Cell::Text(match s {
-                Cow::Borrowed(b) => Cow::Borrowed(b.as_bytes()),
-                Cow::Owned(o) => Cow::Owned(o.clone().into_bytes()),
-            }),
+            // Borrowed, not copied: an index row's preview is the first
+            // user text, which may be tens of MB.
+            JsonCell::Plain(s) | JsonCell::Text(s) => Cell::Text(Cow::Borrowed(s.as_bytes())),
             JsonCell::Blob(h) => Cell::Blob(Cow::Owned(decode_hex(h)?)),
             JsonCell::TextHex(h) => Cell::Text(Cow::Owned(decode_hex(h)?)),
         })
