@@ -156,12 +156,19 @@ impl Conversation {
         } else {
             source::USER_EXPLICIT
         };
-        let mut payload = Writer::new();
+        let meta = metadata(timestamp, step_source, 0).into_bytes();
+        // Built after room for the step's fields before it, where the step
+        // will hold it: a user text may be tens of MB, and it is in the
+        // payload twice.
+        let (buf, payload_at) = self.payload_buffer(meta.len());
+        let mut payload = Writer::from_vec(buf);
         if !text.is_empty() {
             payload.string(field::user_input::USER_RESPONSE, text);
-            payload.message(field::user_input::ITEMS, |item| {
-                item.string(field::user_input::ITEM_TEXT, text);
-            });
+            payload.message_of_string(
+                field::user_input::ITEMS,
+                field::user_input::ITEM_TEXT,
+                text,
+            );
         }
         for image in &input.images {
             payload.bytes(field::user_input::IMAGES, image);
@@ -176,11 +183,11 @@ impl Conversation {
             Step {
                 kind: kind::USER_INPUT,
                 status: status::DONE,
-                metadata: metadata(timestamp, step_source, 0).into_bytes(),
+                metadata: meta,
                 error: None,
                 payload_field: field::step::USER_INPUT,
                 payload: payload.into_bytes(),
-                payload_at: 0,
+                payload_at,
                 line: TranscriptLine::new(
                     step_source,
                     kind::USER_INPUT,
