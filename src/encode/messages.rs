@@ -164,11 +164,7 @@ impl Conversation {
         let mut payload = Writer::from_vec(buf);
         if !text.is_empty() {
             payload.string(field::user_input::USER_RESPONSE, text);
-            payload.message_of_string(
-                field::user_input::ITEMS,
-                field::user_input::ITEM_TEXT,
-                text,
-            );
+            payload.message_of_string(field::user_input::ITEMS, field::user_input::ITEM_TEXT, text);
         }
         for image in &input.images {
             payload.bytes(field::user_input::IMAGES, image);
@@ -176,8 +172,7 @@ impl Conversation {
         for media in &input.media {
             payload.bytes(field::user_input::MEDIA, media);
         }
-        let content = (!text.is_empty())
-            .then(|| Cow::Owned(format!("<USER_REQUEST>\n{text}\n</USER_REQUEST>")));
+        let content = (!text.is_empty()).then_some(Cow::Borrowed(text));
         self.write_step(
             steps,
             Step {
@@ -194,7 +189,8 @@ impl Conversation {
                     status::DONE,
                     timestamp,
                     content,
-                ),
+                )
+                .framed("<USER_REQUEST>\n", "\n</USER_REQUEST>"),
             },
         )
     }

@@ -26,6 +26,8 @@ pub(super) struct TranscriptLine<'a> {
     status: &'static str,
     created_at: Option<String>,
     content: Option<Cow<'a, str>>,
+    /// What the content is written between ([`TranscriptLine::framed`]).
+    frame: (&'static str, &'static str),
     pub(super) thinking: Option<Cow<'a, str>>,
     /// Each as `{name, args}` with every argument value JSON-encoded (the
     /// JSON text of the value, as a string), as agy writes them; the
@@ -45,22 +47,28 @@ impl TranscriptLine<'_> {
         out.extend_from_slice(br#"{\"step_index\":"#);
         json::write_i64(out, self.step_index);
         out.extend_from_slice(br#",\"source\":"#);
-        nested_string(out, self.source);
+        nested_string(out, [self.source]);
         out.extend_from_slice(br#",\"type\":"#);
-        nested_string(out, &self.step_type);
+        nested_string(out, [&self.step_type]);
         out.extend_from_slice(br#",\"status\":"#);
-        nested_string(out, self.status);
-        for (key, value) in [
+        nested_string(out, [self.status]);
+        let (before, after) = self.frame;
+        for (key, value, frame) in [
             (
                 br#",\"created_at\":"#.as_slice(),
                 self.created_at.as_deref(),
+                ("", ""),
             ),
-            (br#",\"content\":"#, self.content.as_deref()),
-            (br#",\"thinking\":"#, self.thinking.as_deref()),
+            (
+                br#",\"content\":"#,
+                self.content.as_deref(),
+                (before, after),
+            ),
+            (br#",\"thinking\":"#, self.thinking.as_deref(), ("", "")),
         ] {
             if let Some(value) = value {
                 out.extend_from_slice(key);
-                nested_string(out, value);
+                nested_string(out, [frame.0, value, frame.1]);
             }
         }
         if let Some(calls) = self.tool_calls {
@@ -70,15 +78,15 @@ impl TranscriptLine<'_> {
                     out.push(b',');
                 }
                 out.extend_from_slice(br#"{\"name\":"#);
-                nested_string(out, &call.native_name);
+                nested_string(out, [&call.native_name]);
                 out.extend_from_slice(br#",\"args\":{"#);
                 for (j, (key, _)) in call.native_args.iter().flatten().enumerate() {
                     if j > 0 {
                         out.push(b',');
                     }
-                    nested_string(out, key);
+                    nested_string(out, [key]);
                     out.push(b':');
-                    nested_string(out, call.argument_text(j));
+                    nested_string(out, [call.argument_text(j)]);
                 }
                 out.extend_from_slice(b"}}");
             }
@@ -88,11 +96,13 @@ impl TranscriptLine<'_> {
     }
 }
 
-/// A JSON string inside a JSON string: its quotes escaped once, its text
-/// twice.
-fn nested_string(out: &mut Vec<u8>, s: &str) {
+/// A JSON string inside a JSON string, of `parts` one after the other: its
+/// quotes escaped once, its text twice.
+fn nested_string<const N: usize>(out: &mut Vec<u8>, parts: [&str; N]) {
     out.extend_from_slice(br#"\""#);
-    json::write_str_body_twice(out, s);
+    for part in parts {
+        json::write_str_body_twice(out, part);
+    }
     out.extend_from_slice(br#"\""#);
 }
 
@@ -113,22 +123,43 @@ impl<'a> TranscriptLine<'a> {
             status: steps::status_name(step_status).unwrap_or("UNSPECIFIED"),
             created_at: timestamp.and_then(|t| t.format_seconds()),
             content,
+            frame: ("", ""),
             thinking: None,
             tool_calls: None,
+        }
+    }
+
+    /// The line with its content written between `before` and `after`
+    /// (a user request in its tags): kept apart rather than copied into
+    /// one string, since a user text may be tens of MB.
+    pub(super) fn framed(self, before: &'static str, after: &'static str) -> TranscriptLine<'a> {
+        TranscriptLine {
+            frame: (before, after),
+            ..self
         }
     }
 
     /// The line of the compact transcript: long values cut with agy's
     /// `<truncated N bytes>` marker.
     pub(super) fn compact(&self) -> TranscriptLine<'_> {
+        let (before, after) = self.frame;
+        let content = self.content.as_deref();
+        let cut = content.and_then(|text| truncate([before, text, after]));
         TranscriptLine {
             step_index: self.step_index,
             source: self.source,
             step_type: self.step_type.clone(),
             status: self.status,
             created_at: self.created_at.clone(),
-            content: self.content.as_deref().map(truncate),
-            thinking: self.thinking.as_deref().map(truncate),
+            frame: match cut {
+                Some(_) => ("", ""),
+                None => self.frame,
+            },
+            content: cut.map(Cow::Owned).or(content.map(Cow::Borrowed)),
+            thinking: self.thinking.as_deref().map(|text| match truncate([text]) {
+                Some(cut) => Cow::Owned(cut),
+                None => Cow::Borrowed(text),
+            }),
             tool_calls: self.tool_calls,
         }
     }
@@ -144,26 +175,38 @@ impl TranscriptLine<'_> {
 
     /// Whether [`TranscriptLine::compact`] cuts anything from this line.
     pub(super) fn is_cut_in_compact(&self) -> bool {
-        [&self.content, &self.thinking]
-            .into_iter()
-            .flatten()
-            .any(|text| text.len() > COMPACT_LIMIT)
+        let frame = self.frame.0.len() + self.frame.1.len();
+        let content = self.content.as_deref().map_or(0, |text| frame + text.len());
+        let thinking = self.thinking.as_deref().map_or(0, str::len);
+        content.max(thinking) > COMPACT_LIMIT
     }
 }
 
-fn truncate(text: &str) -> Cow<'_, str> {
-    if text.len() <= COMPACT_LIMIT {
-        return Cow::Borrowed(text);
+/// The text of `parts` one after the other, cut after its first
+/// [`COMPACT_LIMIT`] bytes (at a character's start) with agy's
+/// `<truncated N bytes>` marker; `None` when it is no longer than that.
+fn truncate<const N: usize>(parts: [&str; N]) -> Option<String> {
+    let len: usize = parts.iter().map(|part| part.len()).sum();
+    if len <= COMPACT_LIMIT {
+        return None;
     }
-    let mut end = COMPACT_LIMIT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
+    let mut head = String::with_capacity(COMPACT_LIMIT + 32);
+    for part in parts {
+        let room = COMPACT_LIMIT - head.len();
+        if part.len() <= room {
+            head.push_str(part);
+            continue;
+        }
+        let mut end = room;
+        while !part.is_char_boundary(end) {
+            end -= 1;
+        }
+        head.push_str(&part[..end]);
+        break;
     }
-    Cow::Owned(format!(
-        "{}<truncated {} bytes>",
-        &text[..end],
-        text.len() - end
-    ))
+    let cut = len - head.len();
+    head.push_str(&format!("<truncated {cut} bytes>"));
+    Some(head)
 }
 
 /// A brain transcript being built: its JSON-escaped text since the last
@@ -277,5 +320,70 @@ mod tests {
             }}],
         });
         assert_eq!(read, serde_json::to_string(&expected).unwrap() + "\n");
+    }
+
+    /// A framed content writes, and cuts in the compact transcript, as the
+    /// one string of frame and text would: texts whose cut falls before,
+    /// in and after the text, on a multi-byte character and beside it.
+    #[test]
+    fn a_framed_text_is_the_text_in_its_frame() {
+        let (before, after) = ("<USER_REQUEST>\n", "\n</USER_REQUEST>");
+        let frame = before.len() + after.len();
+        let mut texts = vec![String::new(), "short \"one\"".to_string()];
+        for len in [
+            COMPACT_LIMIT - frame - 1,
+            COMPACT_LIMIT - frame,
+            COMPACT_LIMIT - frame + 1,
+        ]
+        .into_iter()
+        .chain(COMPACT_LIMIT - before.len() - 2..COMPACT_LIMIT - before.len() + 3)
+        .chain([COMPACT_LIMIT - 5, COMPACT_LIMIT + 100])
+        {
+            texts.push("x".repeat(len));
+            // A two-byte character across the cut, and one ending at it.
+            for at in [
+                COMPACT_LIMIT - before.len() - 1,
+                COMPACT_LIMIT - before.len() - 2,
+            ] {
+                if at + 2 <= len {
+                    let mut text = "x".repeat(len - 2);
+                    text.insert(at.min(text.len()), 'é');
+                    texts.push(text);
+                }
+            }
+        }
+        for text in &texts {
+            let line = |content: Cow<'static, str>| {
+                TranscriptLine::new(
+                    source::USER_EXPLICIT,
+                    kind::USER_INPUT,
+                    status::DONE,
+                    None,
+                    Some(content),
+                )
+            };
+            let whole = line(Cow::Owned(format!("{before}{text}{after}")));
+            let framed = line(Cow::Owned(text.clone())).framed(before, after);
+            assert_eq!(
+                framed.is_cut_in_compact(),
+                whole.is_cut_in_compact(),
+                "{}",
+                text.len()
+            );
+            for compact in [false, true] {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                match compact {
+                    false => (
+                        whole.write_escaped_line(&mut a),
+                        framed.write_escaped_line(&mut b),
+                    ),
+                    true => (
+                        whole.compact().write_escaped_line(&mut a),
+                        framed.compact().write_escaped_line(&mut b),
+                    ),
+                };
+                assert!(a == b, "length {}, compact {compact}", text.len());
+            }
+        }
     }
 }
