@@ -231,9 +231,13 @@ impl Merger {
                     };
                     carry.extend_from_slice(text.as_bytes());
                     let end = memchr::memrchr(b'\n', &carry).map_or(0, |i| i + 1);
-                    let rest = carry.split_off(end);
-                    conv.write_transcript_part(out, path, *append, &carry)?;
-                    transcript = Some((path.to_string(), rest));
+                    conv.write_transcript_part(out, path, *append, &carry[..end])?;
+                    // The start of a line the next part continues, kept
+                    // where it is: moving it to a new buffer at every part
+                    // copied a line of tens of MB (a pasted text) once
+                    // per megabyte of it.
+                    carry.drain(..end);
+                    transcript = Some((path.to_string(), carry));
                     continue;
                 }
             }
