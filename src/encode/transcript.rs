@@ -52,24 +52,17 @@ impl TranscriptLine<'_> {
         nested_string(out, [&self.step_type]);
         out.extend_from_slice(br#",\"status\":"#);
         nested_string(out, [self.status]);
-        let (before, after) = self.frame;
-        for (key, value, frame) in [
-            (
-                br#",\"created_at\":"#.as_slice(),
-                self.created_at.as_deref(),
-                ("", ""),
-            ),
-            (
-                br#",\"content\":"#,
-                self.content.as_deref(),
-                (before, after),
-            ),
-            (br#",\"thinking\":"#, self.thinking.as_deref(), ("", "")),
-        ] {
-            if let Some(value) = value {
-                out.extend_from_slice(key);
-                nested_string(out, [frame.0, value, frame.1]);
-            }
+        if let Some(created_at) = &self.created_at {
+            out.extend_from_slice(br#",\"created_at\":"#);
+            nested_string(out, [created_at]);
+        }
+        if let Some(content) = &self.content {
+            out.extend_from_slice(br#",\"content\":"#);
+            nested_string(out, [self.frame.0, content, self.frame.1]);
+        }
+        if let Some(thinking) = &self.thinking {
+            out.extend_from_slice(br#",\"thinking\":"#);
+            nested_string(out, [thinking]);
         }
         if let Some(calls) = self.tool_calls {
             out.extend_from_slice(br#",\"tool_calls\":["#);
@@ -155,11 +148,9 @@ impl<'a> TranscriptLine<'a> {
                 Some(_) => ("", ""),
                 None => self.frame,
             },
-            content: cut.map(Cow::Owned).or(content.map(Cow::Borrowed)),
-            thinking: self.thinking.as_deref().map(|text| match truncate([text]) {
-                Some(cut) => Cow::Owned(cut),
-                None => Cow::Borrowed(text),
-            }),
+            content: content.map(|text| cut.map_or(Cow::Borrowed(text), Cow::Owned)),
+            thinking: (self.thinking.as_deref())
+                .map(|text| truncate([text]).map_or(Cow::Borrowed(text), Cow::Owned)),
             tool_calls: self.tool_calls,
         }
     }
