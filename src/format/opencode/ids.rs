@@ -6,7 +6,7 @@
 
 use uuid::Uuid;
 
-use super::super::write;
+use crate::format::write;
 
 /// The namespace of the ids written here.
 const NAMESPACE: Uuid = Uuid::from_u128(0x9c41_7e02_d35b_4a86_b1f7_60e2_48ad_c319);
