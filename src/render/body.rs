@@ -22,6 +22,11 @@
 //! handed over before it, so the body's bytes keep their order. Spooling
 //! alone left the second core mostly idle while the rendering thread did
 //! everything else; a long tool result was the largest part of that.
+//!
+//! The thread is started when a first batch fills. Before that (a page of
+//! less than a MiB, as most conversations in a store are) everything is
+//! rendered and spooled here: starting a thread and waiting for it to take
+//! the body back cost agy-render a fifth of its time on the sample.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::mpsc::{self, Receiver, SyncSender};
@@ -62,21 +67,33 @@ enum Job {
     Discard(Spool),
 }
 
+#[derive(Default)]
 pub struct Bodies {
     handoff: Handoff,
-    writer: Option<JoinHandle<()>>,
     batch: Vec<u8>,
     /// Whether anything was appended since the last take.
     dirty: bool,
 }
 
-/// The rendering thread's end of the channel.
+/// The rendering thread's end of the channel, and the spooling thread,
+/// started when a first batch fills: a page shorter than a batch (a
+/// conversation of a few dozen messages, most of a store) is rendered and
+/// spooled here, without a thread whose start costs a fifth of the run.
+#[derive(Default)]
 struct Handoff {
+    started: Option<Started>,
+    /// A batch could not be handed over: the other thread stopped (or
+    /// could not be started).
+    broken: bool,
+    /// Why, until [`Bodies::filled`] says it.
+    why: Option<Error>,
+}
+
+struct Started {
     jobs: Option<SyncSender<Job>>,
     /// Batches the other thread has written, back for reuse.
     empties: Receiver<Vec<u8>>,
-    /// A batch could not be handed over: the other thread stopped.
-    broken: bool,
+    writer: Option<JoinHandle<()>>,
 }
 
 fn gone() -> Error {
@@ -84,23 +101,14 @@ fn gone() -> Error {
 }
 
 impl Bodies {
-    pub fn new() -> Result<Bodies> {
-        let (jobs, queue) = mpsc::sync_channel(QUEUE);
-        let (recycle, empties) = mpsc::sync_channel(QUEUE + 1);
-        let writer = std::thread::Builder::new()
-            .name("agy-render spool".to_string())
-            .spawn(move || write_bodies(queue, recycle))
-            .map_err(|e| Error::io("starting the spooling thread", e))?;
-        Ok(Bodies {
-            handoff: Handoff {
-                jobs: Some(jobs),
-                empties,
-                broken: false,
-            },
-            writer: Some(writer),
-            batch: Vec::new(),
-            dirty: false,
-        })
+    /// Bodies whose spooling thread is started now, not at the first full
+    /// batch: for tests that hold what it renders to what is rendered in
+    /// place.
+    #[cfg(test)]
+    pub fn started() -> Result<Bodies> {
+        let mut bodies = Bodies::default();
+        bodies.handoff.started = Some(Started::new()?);
+        Ok(bodies)
     }
 
     /// Where to render the conversation's next bytes; call
@@ -117,7 +125,7 @@ impl Bodies {
     pub fn filled(&mut self) -> Result<()> {
         self.handoff.hand_over(&mut self.batch);
         if self.handoff.broken {
-            return Err(gone());
+            return Err(self.handoff.why.take().unwrap_or_else(gone));
         }
         Ok(())
     }
@@ -135,8 +143,15 @@ impl Bodies {
             return Ok(Spool::default());
         }
         self.dirty = false;
-        if !self.batch.is_empty() {
-            let batch = std::mem::take(&mut self.batch);
+        let batch = std::mem::take(&mut self.batch);
+        if self.handoff.started.is_none() {
+            let mut spool = Spool::default();
+            spool.append(&batch)?;
+            self.batch = batch;
+            self.batch.clear();
+            return Ok(spool);
+        }
+        if !batch.is_empty() {
             self.handoff.send(Job::Append(batch))?;
         }
         let (reply, answer) = mpsc::channel();
@@ -146,7 +161,7 @@ impl Bodies {
 
     /// Gives a copied-out spool back, to be closed by the other thread.
     pub fn discard(&mut self, spool: Spool) {
-        if spool.len() > Spool::IN_MEMORY as u64 {
+        if spool.len() > Spool::IN_MEMORY as u64 && self.handoff.started.is_some() {
             let _ = self.handoff.send(Job::Discard(spool));
         }
     }
@@ -173,27 +188,31 @@ pub trait Spill {
 
 impl Spill for Handoff {
     /// Hands `batch` over when it is full, leaving an empty one in its
-    /// place; a failure is remembered in `broken`.
+    /// place (starting the other thread for the first); a failure is
+    /// remembered in `broken`.
     fn hand_over(&mut self, batch: &mut Vec<u8>) {
         if batch.len() < BATCH {
             return;
         }
         let full = self.swap_out(batch);
-        if self.send(Job::Append(full)).is_err() {
-            self.broken = true;
-        }
+        let sent = self.send(Job::Append(full));
+        self.note(sent);
     }
 
+    /// Before the other thread is started, gives `work` back to be done
+    /// here: a block of a page that has not yet filled a batch.
     fn defer(&mut self, batch: &mut Vec<u8>, work: Work) -> Option<Work> {
-        let before = self.swap_out(batch);
-        if self.send(Job::Render(before, work)).is_err() {
-            self.broken = true;
+        if self.started.is_none() {
+            return Some(work);
         }
+        let before = self.swap_out(batch);
+        let sent = self.send(Job::Render(before, work));
+        self.note(sent);
         None
     }
 
     fn defers(&self) -> bool {
-        true
+        self.started.is_some()
     }
 }
 
@@ -201,19 +220,53 @@ impl Handoff {
     /// `batch`'s bytes, an empty batch (a written one when one has come
     /// back) left in its place.
     fn swap_out(&mut self, batch: &mut Vec<u8>) -> Vec<u8> {
-        let empty = match self.empties.try_recv() {
-            Ok(mut empty) => {
+        let written = self
+            .started
+            .as_ref()
+            .and_then(|started| started.empties.try_recv().ok());
+        let empty = match written {
+            Some(mut empty) => {
                 empty.clear();
                 empty
             }
-            Err(_) => Vec::with_capacity(BATCH + BATCH / 4),
+            None => Vec::with_capacity(BATCH + BATCH / 4),
         };
         std::mem::replace(batch, empty)
     }
 
+    /// Remembers the first failure to hand over, for [`Bodies::filled`].
+    fn note(&mut self, sent: Result<()>) {
+        if let Err(e) = sent {
+            if !self.broken {
+                self.why = Some(e);
+            }
+            self.broken = true;
+        }
+    }
+
     fn send(&mut self, job: Job) -> Result<()> {
-        let jobs = self.jobs.as_ref().ok_or_else(gone)?;
+        let started = match &mut self.started {
+            Some(started) => started,
+            None => self.started.insert(Started::new()?),
+        };
+        let jobs = started.jobs.as_ref().ok_or_else(gone)?;
         jobs.send(job).map_err(|_| gone())
+    }
+}
+
+impl Started {
+    fn new() -> Result<Started> {
+        let (jobs, queue) = mpsc::sync_channel(QUEUE);
+        let (recycle, empties) = mpsc::sync_channel(QUEUE + 1);
+        let writer = std::thread::Builder::new()
+            .name("agy-render spool".to_string())
+            .spawn(move || write_bodies(queue, recycle))
+            .map_err(|e| Error::io("starting the spooling thread", e))?;
+        Ok(Started {
+            jobs: Some(jobs),
+            empties,
+            writer: Some(writer),
+        })
     }
 }
 
@@ -367,9 +420,10 @@ impl DerefMut for Out<'_> {
     }
 }
 
-impl Drop for Bodies {
+impl Drop for Started {
+    /// Lets the other thread write what it was given, and waits for it.
     fn drop(&mut self) {
-        self.handoff.jobs = None;
+        self.jobs = None;
         if let Some(writer) = self.writer.take() {
             let _ = writer.join();
         }
@@ -433,7 +487,7 @@ mod tests {
 
     #[test]
     fn spilled_bytes_go_on_in_batches_and_come_back_in_order() {
-        let mut bodies = Bodies::new().unwrap();
+        let mut bodies = Bodies::default();
         bodies.append(b"before").unwrap();
         let mut whole = b"before".to_vec();
         let mut out = bodies.out();
@@ -481,7 +535,7 @@ mod tests {
 
     #[test]
     fn bodies_come_back_whole_and_separate() {
-        let mut bodies = Bodies::new().unwrap();
+        let mut bodies = Bodies::default();
         let first: Vec<u8> = (0..3 * Spool::IN_MEMORY).map(|i| (i % 251) as u8).collect();
         for piece in first.chunks(10_007) {
             bodies.append(piece).unwrap();
@@ -495,32 +549,59 @@ mod tests {
         assert_eq!(bodies.take().unwrap().len(), 0);
     }
 
+    /// Work deferred to the spooling thread comes in its place among the
+    /// bytes around it; with the thread started at the first full batch,
+    /// the work before that is done here, and the bytes are the same.
     #[test]
     fn deferred_work_renders_in_its_place() {
-        let mut bodies = Bodies::new().unwrap();
-        let mut expected = Vec::new();
-        let mut out = bodies.out();
-        assert!(out.defers());
-        for i in 0..40usize {
-            let before = format!("<{i}>");
-            out.extend_from_slice(before.as_bytes());
-            expected.extend_from_slice(before.as_bytes());
-            // Work of every size, some longer than a batch, the batch
-            // before it empty or not.
-            let len = (i * i * 7919) % (3 * BATCH);
-            let byte = b'a' + (i % 26) as u8;
-            expected.resize(expected.len() + len, byte);
-            out.defer(Box::new(move |out| out.resize(out.len() + len, byte)));
-            if i % 3 == 0 {
-                let len = out.len();
-                out.resize(len + BATCH, b'-');
-                expected.resize(expected.len() + BATCH, b'-');
-                out.spill();
+        for started in [true, false] {
+            let mut bodies = match started {
+                true => Bodies::started().unwrap(),
+                false => Bodies::default(),
+            };
+            let mut expected = Vec::new();
+            let mut out = bodies.out();
+            assert_eq!(out.defers(), started);
+            for i in 0..40usize {
+                let before = format!("<{i}>");
+                out.extend_from_slice(before.as_bytes());
+                expected.extend_from_slice(before.as_bytes());
+                // Work of every size, some longer than a batch, the batch
+                // before it empty or not.
+                let len = (i * i * 7919) % (3 * BATCH);
+                let byte = b'a' + (i % 26) as u8;
+                expected.resize(expected.len() + len, byte);
+                out.defer(Box::new(move |out| out.resize(out.len() + len, byte)));
+                if i % 3 == 0 {
+                    let len = out.len();
+                    out.resize(len + BATCH, b'-');
+                    expected.resize(expected.len() + BATCH, b'-');
+                    out.spill();
+                }
             }
+            assert!(out.defers());
+            bodies.filled().unwrap();
+            let mut spool = bodies.take().unwrap();
+            assert!(contents(&mut spool) == expected);
         }
-        bodies.filled().unwrap();
+    }
+
+    /// A body shorter than a batch is spooled without the other thread.
+    #[test]
+    fn a_short_body_starts_no_thread() {
+        let mut bodies = Bodies::default();
+        for _ in 0..3 {
+            bodies.append(b"short ").unwrap();
+            let mut out = bodies.out();
+            out.defer(Box::new(|out| out.extend_from_slice(b"work ")));
+            bodies.filled().unwrap();
+        }
         let mut spool = bodies.take().unwrap();
-        assert!(contents(&mut spool) == expected);
+        assert_eq!(contents(&mut spool), b"short work ".repeat(3));
+        bodies.discard(spool);
+        assert!(bodies.handoff.started.is_none());
+        bodies.append(b"next").unwrap();
+        assert_eq!(contents(&mut bodies.take().unwrap()), b"next");
     }
 
     #[test]

@@ -158,7 +158,7 @@ pub fn render(
     let mut run = Run {
         page,
         target,
-        bodies: Bodies::new()?,
+        bodies: Bodies::default(),
         current: None,
         done: HashSet::new(),
         unknown_kinds: HashSet::new(),

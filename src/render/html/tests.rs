@@ -61,7 +61,7 @@ fn deferred_results_are_rendered_as_in_place() {
     for result in results() {
         html.result(&mut Out::memory(&mut in_place), &result);
     }
-    let mut bodies = Bodies::new().unwrap();
+    let mut bodies = Bodies::started().unwrap();
     for result in results() {
         let mut out = bodies.out();
         assert!(out.defers());
@@ -103,7 +103,7 @@ fn calls_rendered_later_are_rendered_as_in_place() {
     ];
     let raws: Vec<(&str, String)> = inputs.iter().map(|(n, i)| (*n, i.to_string())).collect();
     let mut in_place = Vec::new();
-    let mut bodies = Bodies::new().unwrap();
+    let mut bodies = Bodies::started().unwrap();
     let mut later = 0;
     for (name, raw) in &raws {
         let input = Raw::of(raw).unwrap();
