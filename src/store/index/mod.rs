@@ -31,13 +31,11 @@ pub use write::{apply, clear_leftovers, Applied, Change};
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
-
-use rusqlite::Connection;
 
 use crate::agy::patch::{self, Rewrite};
 use crate::error::{Error, Result};
-use crate::store::sqlite;
 use crate::stream::record::{self, Column, JsonCell, RowCells};
 
 /// The index's file name in the data root.
@@ -62,14 +60,19 @@ pub const DDL: &[&str] = &[
 pub const LATER_COLUMNS: &[(&str, &str)] =
     &[("raw_summary", "BLOB"), ("group_id", "TEXT DEFAULT ''")];
 
+/// The column and constraint definitions of [`DDL`]'s table, as its
+/// statement lists them (none holds a comma of its own).
+fn table_definitions() -> impl Iterator<Item = &'static str> {
+    let table = DDL[0];
+    let columns = &table[table.find('(').map_or(0, |at| at + 1)..table.rfind(')').unwrap_or(0)];
+    columns.split(", ")
+}
+
 /// The columns of [`DDL`]'s table declared `NOT NULL`, each with whether
 /// it has a default (a row may leave those out), read from the statement
 /// itself so that the two cannot disagree.
 fn not_null_columns() -> impl Iterator<Item = (&'static str, bool)> {
-    let table = DDL[0];
-    let columns = &table[table.find('(').map_or(0, |at| at + 1)..table.rfind(')').unwrap_or(0)];
-    columns
-        .split(", ")
+    table_definitions()
         .filter(|definition| definition.contains("NOT NULL"))
         .filter_map(|definition| {
             let name = definition.split(' ').next()?;
@@ -265,17 +268,44 @@ impl IndexRow {
     }
 }
 
-/// The columns of agy 1.1.16's table.
-pub fn ddl_columns() -> Vec<Column> {
-    let conn = Connection::open_in_memory().expect("an in-memory database opens");
-    conn.execute_batch(DDL[0]).expect("agy's DDL is valid");
-    sqlite::table_columns(&conn, TABLE).expect("the table was just created")
+/// The columns of agy 1.1.16's table, read from [`DDL`]'s statement, not
+/// asked of SQLite: an in-memory database made to run the statement and
+/// `pragma_table_info` was a third of agy-encode's own time on a
+/// conversation of a few dozen messages, and was made again for each
+/// conversation `agy-pack --reindex` summarizes. A test holds the two
+/// readings to agree.
+pub fn ddl_columns() -> &'static [Column] {
+    static COLUMNS: OnceLock<Vec<Column>> = OnceLock::new();
+    COLUMNS.get_or_init(|| {
+        table_definitions()
+            .filter(|definition| !definition.starts_with("PRIMARY KEY"))
+            .map(|definition| {
+                let mut words = definition.split_whitespace();
+                let name = words.next().unwrap_or_default();
+                Column {
+                    name: name.to_string(),
+                    blob_affinity: record::is_blob_affinity(words.next().unwrap_or_default()),
+                }
+            })
+            .collect()
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::summary::text;
     use super::*;
+    use crate::store::sqlite;
+    use rusqlite::Connection;
+
+    #[test]
+    fn the_columns_are_what_sqlite_says() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(DDL[0]).unwrap();
+        let sqlite = sqlite::table_columns(&conn, TABLE).unwrap();
+        assert_eq!(ddl_columns(), sqlite);
+        assert_eq!(sqlite.len(), 19);
+    }
 
     #[test]
     fn the_not_null_columns_are_what_sqlite_says() {
