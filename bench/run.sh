@@ -97,6 +97,7 @@ say_versions
 if want tools; then
     tools_measure
     turns_measure
+    sample_turns_measure
 fi
 if want vs || want shapes; then
     vs_measure

@@ -187,6 +187,7 @@ tools_report() {
     else
         row "messages back to rows" "\`agy-encode < big.messages.ndjson\`" "$(missing encode agy-encode agy-decode agy-dump)" "" "" "<= 1.0x agy-decode" ""
     fi
+    sample_row encode "<= 1.0x agy-decode" 1.0
     if got decode; then
         row "rows to messages (reference)" "\`agy-decode < big.rows.ndjson\`" "$(secs decode)" "$(mib decode)" "1.00x" "" ""
     else
@@ -209,6 +210,7 @@ tools_report() {
     else
         row "messages to one HTML page" "\`agy-render < big.messages.ndjson\`" "$(missing render agy-render agy-decode agy-dump)" "" "" "<= 0.8x agy-decode" ""
     fi
+    sample_row render "<= 0.8x agy-decode" 0.8
     if got render_out; then
         row "same, into a page file and index" "\`agy-render --out SITE < big.messages.ndjson\`" "$(secs render_out)" "$(mib render_out)" "" "(information)" ""
     fi

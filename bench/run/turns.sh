@@ -7,10 +7,16 @@
 # a different one is also about a tenth slower than right after itself:
 # the caches). turns_measure fills turn_wall and turn_cpu (medians of wall
 # and CPU time over $turn_runs rounds) once tools.sh has measured the
-# three; turns gives the cell tools.sh's report shows them in. Sourced by
+# three; turns gives the cell tools.sh's report shows them in. The same
+# turns on examples/sample's conversation (sample_turns_measure), a
+# hundred runs a round, give the rows sample_row adds. Sourced by
 # bench/run.sh.
 
-declare -A turn_wall turn_cpu
+declare -A turn_wall turn_cpu sample_wall sample_cpu
+
+# Runs of each tool per round on the sample: one run is about a
+# millisecond, most of it starting the process, too short to time alone.
+sample_batch=100
 
 # turns_measure: $turn_runs rounds after a warm-up one, on the
 # big.rows.ndjson and big.messages.ndjson tools_measure wrote.
@@ -45,4 +51,54 @@ turns() {
     [[ -n ${turn_wall[$1]:-} ]] || return 0
     printf ', taking turns: %.3f s / %.2f s CPU (decode %.3f s / %.2f s)' \
         "${turn_wall[$1]}" "${turn_cpu[$1]}" "${turn_wall[decode]}" "${turn_cpu[decode]}"
+}
+
+# sample_turns_measure: the same turns on examples/sample's conversation,
+# the other input the issue holds encode and render to decode on. Each
+# round runs each tool $sample_batch times in a row from one shell (the
+# shell's fork is in every tool's time alike); the medians over
+# $turn_runs rounds, per run, fill sample_wall and sample_cpu.
+sample_turns_measure() {
+    got decode && got encode && got render || return 0
+    local rows=$scratch/sample.rows.ndjson messages=$scratch/sample.messages.ndjson
+    "$bin/agy-dump" examples/sample >"$rows" && "$bin/agy-decode" <"$rows" >"$messages" || return 0
+    say "taking turns on the sample: decode, encode, render ($turn_runs rounds of $sample_batch runs)"
+    for key in decode encode render; do
+        : >"$scratch/sample_turns.$key"
+    done
+    for ((i = 0; i <= turn_runs; i++)); do
+        for key in decode encode render; do
+            input=$messages
+            [[ $key == decode ]] && input=$rows
+            start=$(date +%s%N)
+            /usr/bin/time -f '%U %S' -o "$scratch/turn.time" sh -c \
+                'i=0; while [ $i -lt "$3" ]; do "$1" <"$2" >/dev/null; i=$((i + 1)); done' \
+                sh "$bin/agy-$key" "$input" "$sample_batch"
+            end=$(date +%s%N)
+            ((i > 0)) && awk -v ns=$((end - start)) -v n="$sample_batch" \
+                '{ printf "%.6f %.6f\n", ns / 1e9 / n, ($1 + $2) / n }' \
+                "$scratch/turn.time" >>"$scratch/sample_turns.$key"
+        done
+    done
+    for key in decode encode render; do
+        sample_wall[$key]=$(cut -d' ' -f1 "$scratch/sample_turns.$key" | median)
+        sample_cpu[$key]=$(cut -d' ' -f2 "$scratch/sample_turns.$key" | median)
+    done
+}
+
+# ms SECONDS: milliseconds, two decimals.
+ms() { awk -v s="$1" 'BEGIN { printf "%.2f", s * 1000 }'; }
+
+# sample_row KEY TARGET FACTOR: the report's row for KEY on the sample,
+# held to FACTOR times agy-decode's wall time there, per run.
+sample_row() {
+    local key=$1 target=$2 factor=$3
+    [[ -n ${sample_wall[$key]:-} && -n ${sample_wall[decode]:-} ]] || return 0
+    local limit v cell
+    limit=$(awk -v d="${sample_wall[decode]}" -v f="$factor" 'BEGIN { print d * f }')
+    v=$(verdict "$(le "${sample_wall[$key]}" "$limit")")
+    cell="$(ratio "${sample_wall[$key]}" "${sample_wall[decode]}") vs decode ($(ms "${sample_wall[decode]}") ms;"
+    cell+=" CPU $(ms "${sample_cpu[$key]}") / $(ms "${sample_cpu[decode]}") ms)"
+    row "same, examples/sample (per run, taking turns)" "\`agy-$key < sample\`" \
+        "$(ms "${sample_wall[$key]}") ms" "" "$cell" "$target" "$v"
 }
