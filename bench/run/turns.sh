@@ -18,31 +18,51 @@ declare -A turn_wall turn_cpu sample_wall sample_cpu
 # millisecond, most of it starting the process, too short to time alone.
 sample_batch=100
 
-# turns_measure: $turn_runs rounds after a warm-up one, on the
-# big.rows.ndjson and big.messages.ndjson tools_measure wrote.
-turns_measure() {
-    if got decode && got encode && got render; then
-        say "taking turns: decode, encode, render ($turn_runs rounds)"
+# take_turns NAME ROWS MESSAGES BATCH: $turn_runs rounds after a warm-up
+# one, each running agy-decode on ROWS, then agy-encode and agy-render on
+# MESSAGES, each BATCH times in a row (from one shell when more than
+# once: the shell's fork is in every tool's time alike). Each round adds
+# "wall cpu" per run to $scratch/NAME.KEY; the medians go into the
+# arrays named NAME_wall and NAME_cpu.
+take_turns() {
+    local name=$1 rows=$2 messages=$3 batch=$4 key input start end
+    local -n medians_wall=${name}_wall medians_cpu=${name}_cpu
+    for key in decode encode render; do
+        : >"$scratch/$name.$key"
+    done
+    for ((i = 0; i <= turn_runs; i++)); do
         for key in decode encode render; do
-            : >"$scratch/turns.$key"
-        done
-        # Round 0 warms up; each later run adds "wall cpu" to its tool's file.
-        for ((i = 0; i <= turn_runs; i++)); do
-            for key in decode encode render; do
-                input=$scratch/big.messages.ndjson
-                [[ $key == decode ]] && input=$scratch/big.rows.ndjson
-                start=$(date +%s%N)
+            input=$messages
+            [[ $key == decode ]] && input=$rows
+            start=$(date +%s%N)
+            if ((batch == 1)); then
                 /usr/bin/time -f '%U %S' -o "$scratch/turn.time" "$bin/agy-$key" <"$input" >/dev/null
-                end=$(date +%s%N)
-                ((i > 0)) && awk -v ns=$((end - start)) '{ printf "%.4f %.2f\n", ns / 1e9, $1 + $2 }' \
-                    "$scratch/turn.time" >>"$scratch/turns.$key"
-            done
+            else
+                # shellcheck disable=SC2016 # the inner shell expands them
+                /usr/bin/time -f '%U %S' -o "$scratch/turn.time" sh -c \
+                    'i=0; while [ $i -lt "$3" ]; do "$1" <"$2" >/dev/null; i=$((i + 1)); done' \
+                    sh "$bin/agy-$key" "$input" "$batch"
+            fi
+            end=$(date +%s%N)
+            ((i > 0)) && awk -v ns=$((end - start)) -v n="$batch" \
+                '{ printf "%.6f %.6f\n", ns / 1e9 / n, ($1 + $2) / n }' \
+                "$scratch/turn.time" >>"$scratch/$name.$key"
         done
-        for key in decode encode render; do
-            turn_wall[$key]=$(cut -d' ' -f1 "$scratch/turns.$key" | median)
-            turn_cpu[$key]=$(cut -d' ' -f2 "$scratch/turns.$key" | median)
-        done
-    fi
+    done
+    # The arrays are associative (declared above), their keys words.
+    # shellcheck disable=SC2004
+    for key in decode encode render; do
+        medians_wall[$key]=$(cut -d' ' -f1 "$scratch/$name.$key" | median)
+        medians_cpu[$key]=$(cut -d' ' -f2 "$scratch/$name.$key" | median)
+    done
+}
+
+# turns_measure: the turns on the big.rows.ndjson and big.messages.ndjson
+# tools_measure wrote, one run at a time.
+turns_measure() {
+    got decode && got encode && got render || return 0
+    say "taking turns: decode, encode, render ($turn_runs rounds)"
+    take_turns turn "$scratch/big.rows.ndjson" "$scratch/big.messages.ndjson" 1
 }
 
 # turns KEY: ", taking turns: Ws / Cs CPU (decode Ws / Cs)", KEY's medians
@@ -54,36 +74,14 @@ turns() {
 }
 
 # sample_turns_measure: the same turns on examples/sample's conversation,
-# the other input the issue holds encode and render to decode on. Each
-# round runs each tool $sample_batch times in a row from one shell (the
-# shell's fork is in every tool's time alike); the medians over
-# $turn_runs rounds, per run, fill sample_wall and sample_cpu.
+# the other input the issue holds encode and render to decode on,
+# $sample_batch runs at a time.
 sample_turns_measure() {
     got decode && got encode && got render || return 0
     local rows=$scratch/sample.rows.ndjson messages=$scratch/sample.messages.ndjson
     "$bin/agy-dump" examples/sample >"$rows" && "$bin/agy-decode" <"$rows" >"$messages" || return 0
     say "taking turns on the sample: decode, encode, render ($turn_runs rounds of $sample_batch runs)"
-    for key in decode encode render; do
-        : >"$scratch/sample_turns.$key"
-    done
-    for ((i = 0; i <= turn_runs; i++)); do
-        for key in decode encode render; do
-            input=$messages
-            [[ $key == decode ]] && input=$rows
-            start=$(date +%s%N)
-            /usr/bin/time -f '%U %S' -o "$scratch/turn.time" sh -c \
-                'i=0; while [ $i -lt "$3" ]; do "$1" <"$2" >/dev/null; i=$((i + 1)); done' \
-                sh "$bin/agy-$key" "$input" "$sample_batch"
-            end=$(date +%s%N)
-            ((i > 0)) && awk -v ns=$((end - start)) -v n="$sample_batch" \
-                '{ printf "%.6f %.6f\n", ns / 1e9 / n, ($1 + $2) / n }' \
-                "$scratch/turn.time" >>"$scratch/sample_turns.$key"
-        done
-    done
-    for key in decode encode render; do
-        sample_wall[$key]=$(cut -d' ' -f1 "$scratch/sample_turns.$key" | median)
-        sample_cpu[$key]=$(cut -d' ' -f2 "$scratch/sample_turns.$key" | median)
-    done
+    take_turns sample "$rows" "$messages" "$sample_batch"
 }
 
 # ms SECONDS: milliseconds, two decimals.
