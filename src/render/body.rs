@@ -26,7 +26,8 @@
 //! The thread is started when a first batch fills. Before that (a page of
 //! less than a MiB, as most conversations in a store are) everything is
 //! rendered and spooled here: starting a thread and waiting for it to take
-//! the body back cost agy-render a fifth of its time on the sample.
+//! the body back cost agy-render about a tenth of a run on
+//! examples/sample.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::mpsc::{self, Receiver, SyncSender};
@@ -78,7 +79,8 @@ pub struct Bodies {
 /// The rendering thread's end of the channel, and the spooling thread,
 /// started when a first batch fills: a page shorter than a batch (a
 /// conversation of a few dozen messages, most of a store) is rendered and
-/// spooled here, without a thread whose start costs a fifth of the run.
+/// spooled here, without a thread whose start and wait cost a tenth of
+/// such a run.
 #[derive(Default)]
 struct Handoff {
     started: Option<Started>,
