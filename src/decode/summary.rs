@@ -13,6 +13,7 @@
 //! (agy-pack `--reindex`, agy-ls), not every step: the USER_INPUT and
 //! CHECKPOINT steps through agy's `step_type` index, and the last steps.
 
+use std::collections::btree_map::{BTreeMap, Entry};
 use std::sync::Arc;
 
 use crate::agy::steps::{field, kind};
@@ -250,8 +251,8 @@ pub fn of_database(source: &Source) -> Result<Summary> {
     if let Some(blob) = source.trajectory_metadata() {
         summarizer.trajectory_metadata(&blob);
     }
-    let mut chosen: Vec<(i64, StepFacts)> = Vec::new();
-    let mut read_idx = std::collections::HashSet::new();
+    // By idx: in step order, and a step two queries choose is read once.
+    let mut chosen: BTreeMap<i64, StepFacts> = BTreeMap::new();
     let columns = "idx, step_payload, step_type, metadata";
     fn blob_or_empty<'r>(row: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r [u8]> {
         Ok(match row.get_ref(i)? {
@@ -266,10 +267,9 @@ pub fn of_database(source: &Source) -> Result<Summary> {
         while let Some(row) = rows.next()? {
             let idx: Option<i64> = row.get(0).ok();
             let Some(idx) = idx else { continue };
-            // A step two queries chose is read once.
-            if read_idx.insert(idx) {
+            if let Entry::Vacant(slot) = chosen.entry(idx) {
                 let (step, metadata) = (blob_or_empty(row, 1)?, blob_or_empty(row, 3)?);
-                chosen.push((idx, StepFacts::of_step(step, row.get(2).ok(), metadata)));
+                slot.insert(StepFacts::of_step(step, row.get(2).ok(), metadata));
             }
             n += 1;
             if limit.is_some_and(|l| n >= l) {
@@ -297,7 +297,6 @@ pub fn of_database(source: &Source) -> Result<Summary> {
         &format!("SELECT {columns} FROM steps ORDER BY idx DESC"),
         Some(4),
     )?;
-    chosen.sort_by_key(|(idx, _)| *idx);
     for (idx, facts) in &chosen {
         summarizer.tally.look(*idx, facts);
     }
