@@ -36,6 +36,7 @@ use std::time::Duration;
 
 use crate::agy::patch::{self, Rewrite};
 use crate::error::{Error, Result};
+use crate::store::sqlite;
 use crate::stream::record::{self, Column, JsonCell, RowCells};
 
 /// The index's file name in the data root.
@@ -60,19 +61,12 @@ pub const DDL: &[&str] = &[
 pub const LATER_COLUMNS: &[(&str, &str)] =
     &[("raw_summary", "BLOB"), ("group_id", "TEXT DEFAULT ''")];
 
-/// The column and constraint definitions of [`DDL`]'s table, as its
-/// statement lists them (none holds a comma of its own).
-fn table_definitions() -> impl Iterator<Item = &'static str> {
-    let table = DDL[0];
-    let columns = &table[table.find('(').map_or(0, |at| at + 1)..table.rfind(')').unwrap_or(0)];
-    columns.split(", ")
-}
-
 /// The columns of [`DDL`]'s table declared `NOT NULL`, each with whether
 /// it has a default (a row may leave those out), read from the statement
 /// itself so that the two cannot disagree.
 fn not_null_columns() -> impl Iterator<Item = (&'static str, bool)> {
-    table_definitions()
+    sqlite::definitions(DDL[0])
+        .into_iter()
         .filter(|definition| definition.contains("NOT NULL"))
         .filter_map(|definition| {
             let name = definition.split(' ').next()?;
@@ -273,30 +267,16 @@ impl IndexRow {
 /// `pragma_table_info` was a quarter of agy-encode's run on
 /// examples/sample's conversation, and was made again for each
 /// conversation `agy-pack --reindex` summarizes (0.39 -> 0.25 s for
-/// 2,000). A test holds the two
-/// readings to agree.
+/// 2,000). A test holds the two readings to agree.
 pub fn ddl_columns() -> &'static [Column] {
     static COLUMNS: OnceLock<Vec<Column>> = OnceLock::new();
-    COLUMNS.get_or_init(|| {
-        table_definitions()
-            .filter(|definition| !definition.starts_with("PRIMARY KEY"))
-            .map(|definition| {
-                let mut words = definition.split_whitespace();
-                let name = words.next().unwrap_or_default();
-                Column {
-                    name: name.to_string(),
-                    blob_affinity: record::is_blob_affinity(words.next().unwrap_or_default()),
-                }
-            })
-            .collect()
-    })
+    COLUMNS.get_or_init(|| sqlite::declared_columns(DDL[0]))
 }
 
 #[cfg(test)]
 mod tests {
     use super::summary::text;
     use super::*;
-    use crate::store::sqlite;
     use rusqlite::Connection;
 
     #[test]

@@ -16,8 +16,10 @@ pub use file::Snapshot;
 pub(crate) use read_only::sidecar;
 pub use read_only::ReadOnly;
 use schema::agy_tables_columns;
+pub(crate) use schema::definitions;
 pub use schema::{
-    agy_columns, check_agy_shape, check_schema_sql, AGY_SCHEMA, AGY_USER_VERSION, STEPS_COLUMNS,
+    agy_columns, check_agy_shape, check_schema_sql, declared_columns, AGY_SCHEMA, AGY_USER_VERSION,
+    STEPS_COLUMNS,
 };
 
 use std::borrow::Cow;

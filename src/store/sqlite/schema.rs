@@ -30,6 +30,14 @@ pub fn agy_columns(table: &str) -> Vec<Column> {
     else {
         return Vec::new();
     };
+    declared_columns(sql)
+}
+
+/// The columns a `CREATE TABLE` statement declares, in order, each with
+/// its affinity, read from the statement without a database: agy's and
+/// its index's statements read so are what SQLite's `pragma_table_info`
+/// says of them (tests hold the two to agree).
+pub fn declared_columns(sql: &str) -> Vec<Column> {
     definitions(sql)
         .into_iter()
         .filter_map(column_definition)
@@ -40,7 +48,7 @@ pub fn agy_columns(table: &str) -> Vec<Column> {
 /// table constraint alike, split at the commas outside parentheses. Both
 /// readers of agy's statements go through it: [`agy_columns`] and the file
 /// reader's layout of defaults and rowid alias.
-pub(super) fn definitions(sql: &str) -> Vec<&str> {
+pub(crate) fn definitions(sql: &str) -> Vec<&str> {
     let (Some(open), Some(close)) = (sql.find('('), sql.rfind(')')) else {
         return Vec::new();
     };
@@ -88,11 +96,27 @@ pub(super) fn agy_tables_columns(schema: &[SchemaObject]) -> Option<Vec<(String,
         .collect()
 }
 
-/// `` `name` type … `` as a column; a table constraint (`PRIMARY KEY (…)`)
-/// is none.
+/// `` `name` type … `` (agy's statements) or `name type …` (its
+/// index's) as a column; a table constraint (`PRIMARY KEY (…)`, …) is
+/// none.
 fn column_definition(definition: &str) -> Option<Column> {
-    let rest = definition.trim().strip_prefix('`')?;
-    let (name, rest) = rest.split_once('`')?;
+    const CONSTRAINTS: [&str; 5] = ["CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"];
+    let definition = definition.trim();
+    let (name, rest) = match definition.strip_prefix('`') {
+        Some(quoted) => quoted.split_once('`')?,
+        None => {
+            let (name, rest) = definition
+                .split_once(char::is_whitespace)
+                .unwrap_or((definition, ""));
+            if CONSTRAINTS
+                .iter()
+                .any(|word| name.eq_ignore_ascii_case(word))
+            {
+                return None;
+            }
+            (name, rest)
+        }
+    };
     let declared = rest.split_whitespace().next().unwrap_or("");
     Some(Column {
         name: name.to_string(),
