@@ -2,6 +2,7 @@
 //! compact, written out as `file` record parts as they grow.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 use crate::agy::steps;
 use crate::error::Result;
@@ -196,7 +197,7 @@ fn truncate<const N: usize>(parts: [&str; N]) -> Option<String> {
         break;
     }
     let cut = len - head.len();
-    head.push_str(&format!("<truncated {cut} bytes>"));
+    let _ = write!(head, "<truncated {cut} bytes>");
     Some(head)
 }
 
