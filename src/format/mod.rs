@@ -39,6 +39,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
+use crate::stream::carry::LineCarry;
 use crate::stream::io::{Captured, Output};
 use crate::stream::message::{Block, Role, Usage};
 
@@ -448,7 +449,7 @@ struct Conversion {
     /// What the decoder wrote into `tap`.
     captured: Captured,
     /// The start of a line whose end has not come yet.
-    partial: Vec<u8>,
+    carry: LineCarry,
     converter: Converter,
 }
 
@@ -459,7 +460,7 @@ impl Sink {
             Box::new(Conversion {
                 tap: Output::captured(&captured),
                 captured,
-                partial: Vec::new(),
+                carry: LineCarry::default(),
                 converter: Converter::new(format, options),
             })
         });
@@ -481,18 +482,9 @@ impl Sink {
         };
         c.tap.flush()?;
         let bytes = c.captured.take();
-        let mut rest = &bytes[..];
-        while let Some(end) = memchr::memchr(b'\n', rest) {
-            if c.partial.is_empty() {
-                c.converter.line(&rest[..end], &mut self.out)?;
-            } else {
-                c.partial.extend_from_slice(&rest[..end]);
-                let line = std::mem::take(&mut c.partial);
-                c.converter.line(&line, &mut self.out)?;
-            }
-            rest = &rest[end + 1..];
-        }
-        c.partial.extend_from_slice(rest);
+        let (converter, out) = (&mut c.converter, &mut self.out);
+        c.carry
+            .push(&bytes, &mut |line| converter.line(line, out))?;
         // Hand the allocation back for the next record.
         c.captured.give_back(bytes);
         Ok(())
@@ -502,8 +494,7 @@ impl Sink {
     pub fn finish(&mut self) -> Result<()> {
         self.end_record()?;
         if let Some(c) = &mut self.conversion {
-            if !c.partial.is_empty() {
-                let line = std::mem::take(&mut c.partial);
+            if let Some(line) = c.carry.take_rest() {
                 c.converter.line(&line, &mut self.out)?;
             }
             c.converter.finish(&mut self.out)?;

@@ -5,13 +5,15 @@
 //! (agy-decode and agy-encode's side: chat messages). [`json`] writes JSON
 //! text straight into a buffer, [`io`] reads numbered lines and writes
 //! buffered output (to a pipe through [`writer`]'s thread, with
-//! [`heads`] kept of what it wrote when asked), [`spool`]
+//! [`heads`] kept of what it wrote when asked), [`carry`] reads back as
+//! lines what another part of the process wrote, [`spool`]
 //! holds output that has to wait, and [`simd`] says which instruction set
 //! the vectored routines (here and in the renderer) use.
 //!
 //! Imports: the ground floor and [`crate::agy`] (a tool call's arguments
 //! keep agy's argument order).
 
+pub mod carry;
 pub mod heads;
 pub mod io;
 pub mod json;
