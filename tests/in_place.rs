@@ -12,7 +12,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use support::store::files_under;
+use support::store::{copy_tree, damage_page, files_under};
 use support::{run, stderr, Scratch};
 
 /// The sample's conversations: 20 steps with brain files (copperplate), 16
@@ -35,19 +35,6 @@ fn sample_root(s: &Scratch, name: &str) -> PathBuf {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     root
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 fn db_path(root: &Path, id: &str) -> PathBuf {
@@ -112,15 +99,6 @@ fn pack_force(root: &Path) -> Stage {
         "agy-pack",
         args(&["--force", "--root", root.to_str().unwrap()]),
     )
-}
-
-/// Overwrites 64 bytes of the database's page `page` (4096-byte pages, as
-/// the sample's), past its header: page 4 is the steps table's.
-fn damage_page(db: &Path, page: u64) {
-    use std::io::{Seek, SeekFrom, Write};
-    let mut file = std::fs::OpenOptions::new().write(true).open(db).unwrap();
-    file.seek(SeekFrom::Start((page - 1) * 4096 + 8)).unwrap();
-    file.write_all(&[0xA5; 64]).unwrap();
 }
 
 #[test]

@@ -41,46 +41,44 @@ pub fn gen_store() -> PathBuf {
 /// The sample store, then the generator's stores "varied" and "spilled"
 /// (four conversations each), generated under `scratch`.
 pub fn stores(scratch: &Scratch) -> Vec<PathBuf> {
-    let mut roots = vec![sample()];
-    for (name, args) in [
-        (
-            "varied",
-            &[
-                "--conversations",
-                "4",
-                "--steps",
-                "40",
-                "--max-output",
-                "3000",
-                "--seed",
-                "11",
-            ][..],
-        ),
-        (
-            "spilled",
-            &[
-                "--conversations",
-                "4",
-                "--steps",
-                "16",
-                "--max-output",
-                "90000",
-                "--seed",
-                "5",
-            ][..],
-        ),
-    ] {
-        let root = scratch.join(name);
-        let out = Command::new(gen_store())
-            .arg("--root")
-            .arg(&root)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "gen-store {args:?}: {}", stderr(&out));
-        roots.push(root);
-    }
-    roots
+    let varied = [
+        "--conversations",
+        "4",
+        "--steps",
+        "40",
+        "--max-output",
+        "3000",
+        "--seed",
+        "11",
+    ];
+    let spilled = [
+        "--conversations",
+        "4",
+        "--steps",
+        "16",
+        "--max-output",
+        "90000",
+        "--seed",
+        "5",
+    ];
+    vec![
+        sample(),
+        generate(scratch, "varied", &varied),
+        generate(scratch, "spilled", &spilled),
+    ]
+}
+
+/// The store `gen-store ARGS` writes at `scratch/NAME`.
+pub fn generate(scratch: &Scratch, name: &str, args: &[&str]) -> PathBuf {
+    let root = scratch.join(name);
+    let out = Command::new(gen_store())
+        .arg("--root")
+        .arg(&root)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "gen-store {args:?}: {}", stderr(&out));
+    root
 }
 
 /// agy-decode's arguments that write `format`'s session files into the

@@ -1,7 +1,8 @@
 //! A store worth copying, and ways to compare two: a conversation with
 //! every table and storage class agy-dump must carry, its row-level
-//! contents, and a snapshot of a directory tree. Shared by the tests of
-//! agy-dump and agy-pack, which compare what went in with what came out.
+//! contents, and a snapshot of a directory tree; a copy of a store, and a
+//! page of one damaged. Shared by the tests of agy-dump and agy-pack, which
+//! compare what went in with what came out, and of the readers.
 
 use std::path::{Path, PathBuf};
 
@@ -232,4 +233,27 @@ pub fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     }
     out.sort();
     out
+}
+
+/// Copies the directory tree `from` to `to`.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Overwrites 64 bytes of the database's page `page` (4096-byte pages, as
+/// the sample's), past its header: page 4 is the steps table's.
+pub fn damage_page(db: &Path, page: u64) {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut file = std::fs::OpenOptions::new().write(true).open(db).unwrap();
+    file.seek(SeekFrom::Start((page - 1) * 4096 + 8)).unwrap();
+    file.write_all(&[0xA5; 64]).unwrap();
 }
