@@ -1,13 +1,14 @@
 # shellcheck shell=bash disable=SC2034,SC2154
-# Issues 20 and 26: `agy-dump ROOT | agy-decode` against txcript (through
-# bench/txcript's driver) on the same data root, in every store and every
+# Issues 20, 26 and 42: `agy-dump ROOT | agy-decode`, and agy-decode
+# reading ROOT itself, against txcript (through bench/txcript's driver) on
+# the same data root, in every store and every
 # shape agy leaves a store in (checkpointed, -wal only, -wal and -shm),
 # runs interleaved (ours, txcript, ours, …) so that load from other work
 # on the machine falls on both alike; the medians of wall and CPU time and
 # their ratios are what counts. vs_measure runs the rows (the WAL-mode
 # stores for BENCH_ONLY=shapes, and issue 20's for vs), vs_report prints
-# the "## Against txcript" table and whether our output was the same in
-# every shape. Sourced by bench/run.sh.
+# the "## Against txcript" tables and whether our output was the same in
+# every shape and both ways. Sourced by bench/run.sh.
 
 declare -A vs_wall vs_cpu vs_rss vs_load vs_spread
 # vs KEY SIDE CMD: one timed run of CMD, appended to $scratch/vs.KEY.SIDE as
@@ -75,9 +76,11 @@ versus() {
     status[vs_$key]=ok
 }
 
-# vs_pair KEY ROOT MODE: versus with our pipeline and txcript on ROOT.
+# vs_pair KEY ROOT MODE: versus with our pipeline and txcript on ROOT, then
+# (as KEY_one) with agy-decode reading ROOT itself, in one process.
 vs_pair() {
     versus "$1" "$2" "$3" "'$dump' '$2' | '$decode' > /dev/null" "'$txcript' '$2' > /dev/null"
+    versus "$1_one" "$2" "$3" "'$decode' '$2' > /dev/null" "'$txcript' '$2' > /dev/null"
 }
 
 # vs_built: whether our two tools and the driver are built.
@@ -133,7 +136,8 @@ same_output() {
 # txcript_lines KEY: how many conversations (lines) txcript wrote.
 txcript_lines() { cat "$scratch/vs.$1.theirs.lines" 2>/dev/null || echo "?"; }
 
-# vs_report: the table, a row for every store and shape wanted.
+# vs_report: the tables, a row for every store and shape wanted: the
+# pipeline's, then agy-decode's reading each store itself.
 vs_report() {
     echo "## Against txcript 0.14.4 (issues 20, 26 and 42)"
     echo
@@ -142,24 +146,7 @@ vs_report() {
     echo "  every process (/usr/bin/time on the whole pipeline); peak RSS per process from one more run."
     echo "- txcript through bench/txcript (\`discover()\`, \`load()\`, \`to_common()\`, one JSON line per conversation)"
     echo
-    echo "| store | agy-dump ROOT \| agy-decode: wall, CPU | txcript: wall, CPU | wall ratio | CPU ratio | spread of the runs' ratios (wall; CPU) | peak RSS (dump/decode; txcript) | load avg after | target | met? |"
-    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |"
-    local rootw_kb wal_kb target
-    rootw_kb=$(du -sk --apparent-size "$rootwal_ckpt/conversations" | awk -v n="$(find "$rootwal_ckpt/conversations" -name '*.db' | wc -l)" '{ printf "%.0f", $1 * 1.024 / n }')
-    wal_kb=$(find "$rootwal.sidecars" -name '*.db-wal' -printf '%s\n' | awk '{ s += $1; n++ } END { if (n) printf "%.0f", s / n / 1000 }')
-    target="wall <= 0.3x, CPU <= 0.5x"
-    vs_row rootwal_ckpt "ROOTW: 2,000 WAL-mode conversations ($rootw_kb KB per db, $(mb "$rootwal_ckpt") MB with brain files), checkpointed" "$target"
-    vs_row rootwal_wal "same, last 5 steps in a -wal ($wal_kb KB), no -shm (agy exited)" "$target"
-    vs_row rootwal_shm "same, -wal and -shm (agy killed or running)" "$target"
-    vs_row bigwal_ckpt "BIGW: big.db's conversation in WAL mode, 4 KiB pages, with brain files ($(mb "$bigwal_ckpt") MB), checkpointed" "$target"
-    vs_row bigwal_wal "same, last 400 steps in a -wal, no -shm" "$target"
-    vs_row bigwal_shm "same, -wal and -shm" "$target"
-    if want vs; then
-        vs_row bigbrain "big.db's conversation with its brain files, 32 KiB pages ($(mb "$bigbrain") MB)" "$target"
-        vs_row store "ROOT2000 (4 KiB pages)" "$target"
-        vs_row store32 "ROOT2000-32K" ""
-        vs_row store_sidecars "ROOT2000 with the -wal and -shm txcript leaves" ""
-    fi
+    vs_table "" "agy-dump ROOT \| agy-decode" "dump/decode"
     echo
     echo "Each run starts from its store in its shape: ROOTW and BIGW as agy leaves them (the -wal and -shm put"
     echo "back as generated before every run of either side, since txcript's readers create a -shm where there is"
@@ -169,4 +156,41 @@ vs_report() {
     echo "BIGW $(same_output bigwal_ckpt bigwal_wal bigwal_shm). txcript's conversations (lines) in the three shapes: ROOTW"
     echo "$(txcript_lines rootwal_ckpt)/$(txcript_lines rootwal_wal)/$(txcript_lines rootwal_shm), BIGW $(txcript_lines bigwal_ckpt)/$(txcript_lines bigwal_wal)/$(txcript_lines bigwal_shm)."
     echo
+    echo "### \`agy-decode ROOT\`: the same, read in one process"
+    echo
+    echo "agy-decode given the data root reads it itself (agy-decode(1)): the same stores, shapes and runs."
+    echo
+    vs_table _one "agy-decode ROOT" "decode"
+    echo
+    local k same=yes
+    for k in rootwal_ckpt rootwal_wal rootwal_shm bigwal_ckpt bigwal_wal bigwal_shm bigbrain store store32 store_sidecars; do
+        [[ -f $scratch/vs.$k.ours.sha1 && -f $scratch/vs.${k}_one.ours.sha1 ]] || continue
+        cmp -s "$scratch/vs.$k.ours.sha1" "$scratch/vs.${k}_one.ours.sha1" || same="no ($k)"
+    done
+    echo "\`agy-decode ROOT\` wrote the same bytes as \`agy-dump ROOT | agy-decode\` in every row measured: $same."
+    echo
+}
+
+# vs_table SUFFIX OURS RSS: the table of the rows KEY$SUFFIX, our side's
+# command and its stages named OURS and RSS.
+vs_table() {
+    local suffix=$1 ours=$2 stages=$3
+    echo "| store | $ours: wall, CPU | txcript: wall, CPU | wall ratio | CPU ratio | spread of the runs' ratios (wall; CPU) | peak RSS ($stages; txcript) | load avg after | target | met? |"
+    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |"
+    local rootw_kb wal_kb target
+    rootw_kb=$(du -sk --apparent-size "$rootwal_ckpt/conversations" | awk -v n="$(find "$rootwal_ckpt/conversations" -name '*.db' | wc -l)" '{ printf "%.0f", $1 * 1.024 / n }')
+    wal_kb=$(find "$rootwal.sidecars" -name '*.db-wal' -printf '%s\n' | awk '{ s += $1; n++ } END { if (n) printf "%.0f", s / n / 1000 }')
+    target="wall <= 0.3x, CPU <= 0.5x"
+    vs_row rootwal_ckpt$suffix "ROOTW: 2,000 WAL-mode conversations ($rootw_kb KB per db, $(mb "$rootwal_ckpt") MB with brain files), checkpointed" "$target"
+    vs_row rootwal_wal$suffix "same, last 5 steps in a -wal ($wal_kb KB), no -shm (agy exited)" "$target"
+    vs_row rootwal_shm$suffix "same, -wal and -shm (agy killed or running)" "$target"
+    vs_row bigwal_ckpt$suffix "BIGW: big.db's conversation in WAL mode, 4 KiB pages, with brain files ($(mb "$bigwal_ckpt") MB), checkpointed" "$target"
+    vs_row bigwal_wal$suffix "same, last 400 steps in a -wal, no -shm" "$target"
+    vs_row bigwal_shm$suffix "same, -wal and -shm" "$target"
+    if want vs; then
+        vs_row bigbrain$suffix "big.db's conversation with its brain files, 32 KiB pages ($(mb "$bigbrain") MB)" "$target"
+        vs_row store$suffix "ROOT2000 (4 KiB pages)" "$target"
+        vs_row store32$suffix "ROOT2000-32K" ""
+        vs_row store_sidecars$suffix "ROOT2000 with the -wal and -shm txcript leaves" ""
+    fi
 }

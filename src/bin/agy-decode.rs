@@ -1,14 +1,14 @@
 //! agy-decode: an agy row stream to chat messages.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use agy_tools::cli;
 use agy_tools::cli::flags::{self, Bin, Program};
-use agy_tools::decode::{Decoder, Options};
+use agy_tools::decode::{store, Decoder, Options};
 use agy_tools::error::{Error, Result};
 use agy_tools::format::{self, Format, Sink, Thinking};
 use agy_tools::stream::io::{self, Lines, Output};
-use agy_tools::stream::record::Record;
 
 const NAME: &str = PROGRAM.bin.name();
 
@@ -21,11 +21,13 @@ Reads the row stream of agy-dump and writes each conversation as chat
 messages, one JSON object per line: user and assistant messages with text,
 thinking, tool_use, tool_result and image blocks, then one meta record.
 
-With no FILE, or when FILE is -, reads standard input.
+With no FILE, or when FILE is -, reads standard input. A FILE that is a
+conversation database or a data root is read as `agy-dump FILE` would write
+it, in this process (the same output; its brain transcripts are not read).
 ",
     after: "\
-Exit status: 0 success, 1 bad input or I/O error, 2 usage error.
-See agy-decode(1) for the message stream.
+Exit status: 0 success, 1 bad input, a conversation not whole or not read,
+or an I/O error; 2 usage error. See agy-decode(1) for the message stream.
 ",
     man: include_str!("../../man/agy-decode.1"),
 };
@@ -66,19 +68,23 @@ fn run() -> Result<()> {
     }
     let mut decoder = Decoder::new(options);
     let mut sink = Sink::new(output_format, output, Output::stdout());
+    // Conversations of a store that could not be read at all.
+    let mut unread = 0;
     for path in io::input_paths(args.paths) {
+        if path != "-" && store::is_store(Path::new(&path)) {
+            let warn = Box::new(|message: String| agy_tools::error::warn(NAME, message));
+            let read = store::read(Path::new(&path), decoder, sink, warn);
+            (decoder, sink) = (read.decoder, read.messages);
+            let outcome = read.outcome?;
+            unread += outcome.failed - outcome.cut_short;
+            continue;
+        }
         let mut lines = Lines::open(&path)?;
         while let Some(line) = lines.next_line()? {
-            let out = sink.output();
-            let fast = decoder
-                .canonical_step_line(line, out)
-                .and_then(|done| Ok(done || decoder.canonical_file_line(line, out)?));
-            let result = match fast {
-                Ok(true) => Ok(()),
-                Ok(false) => Record::parse(line).and_then(|record| decoder.record(&record, out)),
-                Err(e) => Err(e),
-            };
-            if let Err(err) = result.and_then(|()| sink.end_record()) {
+            let result = decoder
+                .line(line, sink.output())
+                .and_then(|()| sink.end_record());
+            if let Err(err) = result {
                 return Err(err.context(lines.place()));
             }
             for warning in decoder.take_warnings() {
@@ -91,10 +97,20 @@ fn run() -> Result<()> {
         agy_tools::error::warn(NAME, format_args!("{warning}"));
     }
     sink.finish()?;
-    match decoder.incomplete {
-        0 => Ok(()),
-        n => Err(Error::data(format!(
-            "{n} conversation(s) not whole (each named above, and marked \"incomplete\" in its meta record)"
-        ))),
+    let mut problems = Vec::new();
+    if unread > 0 {
+        problems.push(format!(
+            "{unread} conversation(s) could not be read (each named above)"
+        ));
+    }
+    if decoder.incomplete > 0 {
+        problems.push(format!(
+            "{} conversation(s) not whole (each named above, and marked \"incomplete\" in its meta record)",
+            decoder.incomplete
+        ));
+    }
+    match problems.is_empty() {
+        true => Ok(()),
+        false => Err(Error::data(problems.join("; "))),
     }
 }

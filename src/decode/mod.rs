@@ -18,6 +18,7 @@ mod artifacts;
 mod conversation;
 mod rows;
 mod step;
+pub mod store;
 pub mod summary;
 mod waiting;
 
@@ -160,6 +161,16 @@ impl Decoder {
             }
             _ => Ok(()),
         }
+    }
+
+    /// Consumes one line of the row stream: a `steps` row or brain file
+    /// in agy-dump's own shape read straight from the line, any other
+    /// record parsed. Errors name what is wrong, not where.
+    pub fn line(&mut self, line: &[u8], out: &mut Output) -> Result<()> {
+        if self.canonical_step_line(line, out)? || self.canonical_file_line(line, out)? {
+            return Ok(());
+        }
+        Record::parse(line).and_then(|record| self.record(&record, out))
     }
 
     /// Why the conversation ending is not whole, if it is not: what its end
@@ -487,18 +498,17 @@ impl Decoder {
         // the payload lacks its field (a damaged payload, say).
         let mut metadata = step.get_message(field::step::METADATA);
         if metadata.is_none() {
-            if let Some(h) = columns.metadata {
-                if hex_into(h, "metadata", &mut self.metadata)? {
-                    metadata = Some(wire::Message::new(&self.metadata));
-                }
+            if let Some(blob) = columns.metadata {
+                metadata = Some(wire::Message::new(
+                    blob.bytes("metadata", &mut self.metadata)?,
+                ));
             }
         }
         let mut error = step.get_message(field::step::ERROR);
         if error.is_none() {
-            if let Some(h) = columns.error_details {
-                if hex_into(h, "error_details", &mut self.error_details)? {
-                    error = Some(wire::Message::new(&self.error_details));
-                }
+            if let Some(blob) = columns.error_details {
+                let bytes = blob.bytes("error_details", &mut self.error_details)?;
+                error = Some(wire::Message::new(bytes));
             }
         }
         let view = StepView::new(

@@ -29,14 +29,41 @@ pub(super) fn hex_into(hex_text: &[u8], column: &str, buf: &mut Vec<u8>) -> Resu
 }
 
 /// What decoding reads of a `steps` row: its integers, and its blob
-/// columns as hex (absent when NULL or not a blob).
+/// columns (absent when NULL or not a blob): the payload as hex, decoded
+/// into the decoder's buffer before the step is, and the two columns read
+/// only when the payload lacks their mirror as they came.
+#[derive(Default)]
 pub(super) struct StepColumns<'a> {
     pub(super) idx: Option<i64>,
     pub(super) step_type: Option<i64>,
     pub(super) status: Option<i64>,
-    pub(super) metadata: Option<&'a [u8]>,
-    pub(super) error_details: Option<&'a [u8]>,
+    pub(super) metadata: Option<Blob<'a>>,
+    pub(super) error_details: Option<Blob<'a>>,
     pub(super) step_payload: Option<&'a [u8]>,
+}
+
+/// A blob column as it came: as hex from a line of the row stream, or as
+/// its bytes from the database itself ([`super::Decoder::step_cells`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Blob<'a> {
+    Hex(&'a [u8]),
+    Bytes(&'a [u8]),
+}
+
+impl<'a> Blob<'a> {
+    /// The blob's bytes: its own, or its hex decoded into `buf`.
+    pub(super) fn bytes<'b>(self, column: &str, buf: &'b mut Vec<u8>) -> Result<&'b [u8]>
+    where
+        'a: 'b,
+    {
+        match self {
+            Blob::Bytes(bytes) => Ok(bytes),
+            Blob::Hex(hex_text) => {
+                hex_into(hex_text, column, buf)?;
+                Ok(buf)
+            }
+        }
+    }
 }
 
 impl<'a> StepColumns<'a> {
@@ -50,8 +77,8 @@ impl<'a> StepColumns<'a> {
             idx: row.get("idx").and_then(JsonCell::as_i64),
             step_type: row.get("step_type").and_then(JsonCell::as_i64),
             status: row.get("status").and_then(JsonCell::as_i64),
-            metadata: hex("metadata"),
-            error_details: hex("error_details"),
+            metadata: hex("metadata").map(Blob::Hex),
+            error_details: hex("error_details").map(Blob::Hex),
             step_payload: hex("step_payload"),
         }
     }
@@ -84,14 +111,7 @@ pub(super) fn parse_canonical_step_row<'l>(
     let id = std::str::from_utf8(id).ok()?;
     let mut rest =
         rest[end..].strip_prefix(b"\",\"kind\":\"row\",\"table\":\"steps\",\"row\":{")?;
-    let mut columns = StepColumns {
-        idx: None,
-        step_type: None,
-        status: None,
-        metadata: None,
-        error_details: None,
-        step_payload: None,
-    };
+    let mut columns = StepColumns::default();
     let mut seen = 0u16;
     loop {
         rest = rest.strip_prefix(b"\"")?;
@@ -165,8 +185,8 @@ pub(super) fn parse_canonical_step_row<'l>(
             // error_details are decoded only when the payload lacks their
             // mirror.
             "step_payload" => columns.step_payload = hex,
-            "metadata" => columns.metadata = hex,
-            "error_details" => columns.error_details = hex,
+            "metadata" => columns.metadata = hex.map(Blob::Hex),
+            "error_details" => columns.error_details = hex.map(Blob::Hex),
             _ => {}
         }
         // An integer where hex is read counts as absent, as in the ordinary

@@ -453,6 +453,16 @@ struct Conversion {
     converter: Converter,
 }
 
+impl crate::decode::store::Messages for Sink {
+    fn output(&mut self) -> &mut Output {
+        Sink::output(self)
+    }
+
+    fn end_record(&mut self) -> Result<()> {
+        Sink::end_record(self)
+    }
+}
+
 impl Sink {
     pub fn new(format: Format, options: Options, out: Output) -> Sink {
         let conversion = (format != Format::Messages).then(|| {

@@ -27,6 +27,32 @@ pub struct DumpOptions {
     pub sides: Option<std::sync::Arc<Sides>>,
 }
 
+/// A reader of the dump in this same process (agy-decode given a database
+/// or a data root), which takes the bulk of a conversation without its
+/// row-stream form: each `steps` row as its cells, not as a line of hex,
+/// and of the brain files only those it reads. Every other record is
+/// written to the output as for any reader, and all of it is written out
+/// (`Output::flush`) before each call, so the records and the calls come
+/// in the stream's order. Nothing else changes: what fails, and how the
+/// conversation's end record then says so, is the dump's as ever.
+pub trait Taker {
+    /// Takes a `steps` row of conversation `id` in place of its line; false
+    /// leaves it to be written as a line.
+    fn steps_row(
+        &mut self,
+        id: &str,
+        columns: &[record::Column],
+        cells: &[Cell<'_>],
+    ) -> Result<bool>;
+    /// Whether the brain file `rel` of conversation `id` is to be read and
+    /// written; a file that is not is not read at all.
+    fn reads_file(&mut self, id: &str, rel: &str) -> Result<bool>;
+    /// Whether a conversation's index row, its side-file records and its
+    /// `.meta` file are read and written (records about a conversation,
+    /// not of it).
+    fn reads_side_records(&self) -> bool;
+}
+
 /// What a dump did: conversations written, and those that failed (each
 /// already named through the warning callback).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -34,6 +60,9 @@ pub struct Outcome {
     pub dumped: u64,
     pub unchanged: u64,
     pub failed: u64,
+    /// Of `failed`, those whose records so far were written, closed by an
+    /// end record that says so (the others were not written at all).
+    pub cut_short: u64,
     /// Conversations dumped whole that hold damaged blobs (each named).
     pub damaged: u64,
     /// Data roots whose index could not be read (each named): their
@@ -234,6 +263,28 @@ pub fn dump(
     out: &mut Output,
     warn: &mut dyn FnMut(String),
 ) -> Result<Outcome> {
+    dump_to(targets, options, out, None, warn)
+}
+
+/// [`dump`] read in this same process by `taker` as it goes.
+pub fn dump_taken(
+    targets: &[Target],
+    options: &DumpOptions,
+    out: &mut Output,
+    taker: &mut dyn Taker,
+    warn: &mut dyn FnMut(String),
+) -> Result<Outcome> {
+    dump_to(targets, options, out, Some(taker), warn)
+}
+
+fn dump_to<'t>(
+    targets: &[Target],
+    options: &DumpOptions,
+    out: &mut Output,
+    mut taker: Option<&mut (dyn Taker + 't)>,
+    warn: &mut dyn FnMut(String),
+) -> Result<Outcome> {
+    let side_records = taker.as_ref().is_none_or(|t| t.reads_side_records());
     let mut found = vec![false; options.ids.len()];
     let mut outcome = Outcome::default();
     // Each root's index and side files, read at its first conversation.
@@ -243,7 +294,7 @@ pub fn dump(
         let mut started: Option<String> = None;
         let mut damaged = false;
         let (reader, sides) = match target.root() {
-            Some(root) => {
+            Some(root) if side_records => {
                 if !roots.iter().any(|(r, ..)| r == root) {
                     let reader = index::Reader::open(root).unwrap_or_else(|e| {
                         warn(format!("{e} (index rows not dumped)"));
@@ -260,13 +311,14 @@ pub fn dump(
                     roots.iter().find(|(r, ..)| r == root).expect("just added");
                 (reader.as_ref(), Some(&**sides))
             }
-            None => (None, None),
+            _ => (None, None),
         };
         let result = dump_one(
             target,
             reader,
             sides,
             options,
+            taker.as_deref_mut(),
             &mut found,
             out,
             warn,
@@ -290,6 +342,7 @@ pub fn dump(
                 };
                 let message = format!("{}: {e}", target.db.display());
                 if let Some(id) = &started {
+                    outcome.cut_short += 1;
                     record::close(out, id, false, Some(e.to_string()))?;
                 }
                 warn(format!("{message} ({how})"));
@@ -316,11 +369,12 @@ fn is_output_error(e: &Error) -> bool {
 /// not changed, `None` when skipped (not an agy database, or not an asked-
 /// for id). `started` is set to its id once its first record is written.
 #[allow(clippy::too_many_arguments)]
-fn dump_one(
+fn dump_one<'t>(
     target: &Target,
     index: Option<&index::Reader>,
     sides: Option<&Sides>,
     options: &DumpOptions,
+    mut taker: Option<&mut (dyn Taker + 't)>,
     found: &mut [bool],
     out: &mut Output,
     warn: &mut dyn FnMut(String),
@@ -386,7 +440,7 @@ fn dump_one(
     };
     record::count_from_here(out);
     *started = Some(id.clone());
-    let damaged = dump_database(&*source, &id, out)?;
+    let damaged = dump_tables(&*source, &id, out, taker.as_deref_mut())?;
     source.check_unchanged()?;
     if let Some(row) = index_row {
         dump_index_row(&row, &id, out)?;
@@ -403,10 +457,18 @@ fn dump_one(
         ));
         *damaged_seen = true;
     }
-    dump_meta_sidecar(&target.db, &id, out)?;
+    if taker.as_ref().is_none_or(|t| t.reads_side_records()) {
+        dump_meta_sidecar(&target.db, &id, out)?;
+    }
     let brain_read = brain.as_ref().is_some_and(|b| b.whole);
     if let Some(brain) = brain {
         for rel in brain.files {
+            if let Some(taker) = taker.as_deref_mut() {
+                out.flush()?;
+                if !taker.reads_file(&id, &rel)? {
+                    continue;
+                }
+            }
             dump_file(
                 &brain.dir.join(&rel),
                 &id,
@@ -422,6 +484,16 @@ fn dump_one(
 
 /// The db, schema and row records of one database, `steps` rows last.
 pub fn dump_database(source: &dyn Tables, id: &str, out: &mut Output) -> Result<Damaged> {
+    dump_tables(source, id, out, None)
+}
+
+/// [`dump_database`], its `steps` rows offered to `taker` first.
+fn dump_tables<'t>(
+    source: &dyn Tables,
+    id: &str,
+    out: &mut Output,
+    mut taker: Option<&mut (dyn Taker + 't)>,
+) -> Result<Damaged> {
     let mut damaged = Damaged::default();
     record::write_db(out.buf(), id, source.user_version()?, true);
     out.end_record()?;
@@ -445,6 +517,12 @@ pub fn dump_database(source: &dyn Tables, id: &str, out: &mut Output) -> Result<
             .each_row(&table.name, &mut |columns, cells| {
                 if table.name == "steps" {
                     note_damage(columns, cells, &mut damaged);
+                    if let Some(taker) = taker.as_deref_mut() {
+                        out.flush()?;
+                        if taker.steps_row(id, columns, cells)? {
+                            return Ok(());
+                        }
+                    }
                 }
                 let shape = shape.get_or_insert_with(|| RowShape::new(id, &table.name, columns));
                 let start = out.buf().len();
