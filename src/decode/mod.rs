@@ -63,9 +63,6 @@ pub struct Decoder {
     error_details: Vec<u8>,
     /// A damaged payload's readable part, as a message.
     repaired: Vec<u8>,
-    /// The step just decoded was damaged: `payload` holds its repair and
-    /// `repaired` the bytes as they were.
-    swapped_repair: bool,
     /// The facts of the step just decoded, for [`OriginalStepRow`].
     last_facts: summary::StepFacts,
     /// What the open conversation's steps so far tell its index row.
@@ -253,7 +250,10 @@ impl Decoder {
             return Ok(false);
         };
         self.enter(conversation, out)?;
-        let done = self.step_decoded(&columns, columns.step_payload.is_some(), out);
+        let has_payload = columns.step_payload.is_some();
+        let done = self.with_payload(has_payload, |d, payload| {
+            d.step_decoded(&columns, payload, out)
+        });
         self.shed();
         done.map(|()| true)
     }
@@ -309,21 +309,23 @@ impl Decoder {
         }
         self.enter_original(id)?;
         let has_payload = columns.step_payload.is_some();
-        let row = self.original_step(&columns, has_payload, lines);
+        let row = self.with_payload(has_payload, |d, payload| {
+            d.original_step(&columns, has_payload.then_some(payload), lines)
+        });
         self.shed();
         row.map(Some)
     }
 
     /// [`Decoder::original_step_line`] for a line whose `step_payload` hex
     /// was taken out (`""` left in its place, see [`payload_hex_span`]) and
-    /// decoded into `payload`, which comes back as it went in: a row of
+    /// decoded into `payload`, which is read where it is: a row of
     /// hundreds of MB is then held as its payload, never as hex and payload
     /// at once. `None`, having done nothing, for any other line.
     pub fn original_step_without_hex(
         &mut self,
         conversation: &str,
         skeleton: &[u8],
-        payload: &mut Vec<u8>,
+        payload: &[u8],
         lines: &mut Vec<u8>,
     ) -> Result<Option<OriginalStepRow>> {
         let Some((id, columns)) = parse_canonical_step_row(skeleton, None) else {
@@ -333,32 +335,25 @@ impl Decoder {
             return Ok(None);
         }
         self.enter_original(id)?;
-        std::mem::swap(&mut self.payload, payload);
-        let row = self.original_step(&columns, true, lines);
-        if self.swapped_repair {
-            std::mem::swap(&mut self.payload, &mut self.repaired);
-        }
-        std::mem::swap(&mut self.payload, payload);
-        row.map(Some)
+        self.original_step(&columns, Some(payload), lines).map(Some)
     }
 
-    /// What `agy-encode --onto` needs of an original step whose payload is
-    /// in `self.payload`: its messages in `lines`, its idx and call id.
+    /// What `agy-encode --onto` needs of an original step (`payload`, when
+    /// its row has one): its messages in `lines`, its idx and call id.
     fn original_step(
         &mut self,
         columns: &StepColumns<'_>,
-        has_payload: bool,
+        payload: Option<&[u8]>,
         lines: &mut Vec<u8>,
     ) -> Result<OriginalStepRow> {
-        let call_id = match has_payload {
-            true => wire::Message::new(&self.payload)
+        let call_id = payload.and_then(|payload| {
+            wire::Message::new(payload)
                 .get_message(field::step::METADATA)
                 .and_then(|m| m.get_message(field::metadata::TOOL_CALL))
                 .and_then(|c| c.get_str(field::tool_call::ID))
-                .map(Cow::into_owned),
-            false => None,
-        };
-        let spill = self.step_messages(columns, has_payload, lines)?;
+                .map(Cow::into_owned)
+        });
+        let spill = self.step_messages(columns, payload.unwrap_or_default(), lines)?;
         Ok(OriginalStepRow {
             idx: columns.idx,
             call_id,
@@ -369,8 +364,20 @@ impl Decoder {
 
     fn step_columns(&mut self, columns: &StepColumns<'_>, out: &mut Output) -> Result<()> {
         let has_payload = self.decode_payload(columns)?;
-        let done = self.step_decoded(columns, has_payload, out);
+        let done = self.with_payload(has_payload, |d, payload| {
+            d.step_decoded(columns, payload, out)
+        });
         self.shed();
+        done
+    }
+
+    /// Calls `f` with the payload buffer lent out (empty when the row has
+    /// none), so that a step is decoded from a slice wherever its bytes
+    /// are: here, or in the database read in process.
+    fn with_payload<T>(&mut self, has_payload: bool, f: impl FnOnce(&mut Self, &[u8]) -> T) -> T {
+        let payload = std::mem::take(&mut self.payload);
+        let done = f(self, if has_payload { &payload } else { &[] });
+        self.payload = payload;
         done
     }
 
@@ -390,16 +397,16 @@ impl Decoder {
         }
     }
 
-    /// The step whose payload is in `self.payload` (when `has_payload`).
+    /// The step whose payload is `payload` (empty when its row has none).
     fn step_decoded(
         &mut self,
         columns: &StepColumns<'_>,
-        has_payload: bool,
+        payload: &[u8],
         out: &mut Output,
     ) -> Result<()> {
         let buf = out.buf();
         let start = buf.len();
-        let spilled = self.step_messages(columns, has_payload, buf)?;
+        let spilled = self.step_messages(columns, payload, buf)?;
         let conv = self.current.as_mut().expect("a conversation is open");
         if spilled.is_none() && conv.waiting.is_none() {
             return Ok(());
@@ -439,7 +446,9 @@ impl Decoder {
             Record::Row { table, row, .. } if table == "steps" => {
                 let columns = StepColumns::of(row);
                 let has_payload = self.decode_payload(&columns)?;
-                let step = self.original_step(&columns, has_payload, lines);
+                let step = self.with_payload(has_payload, |d, payload| {
+                    d.original_step(&columns, has_payload.then_some(payload), lines)
+                });
                 self.shed();
                 step.map(Some)
             }
@@ -480,20 +489,19 @@ impl Decoder {
         line
     }
 
-    /// Writes the messages of the step whose payload is in `self.payload`
-    /// (when `has_payload`) to `buf`.
+    /// Writes the messages of the step whose payload is `payload` to `buf`.
     fn step_messages(
         &mut self,
         columns: &StepColumns<'_>,
-        has_payload: bool,
+        payload: &[u8],
         buf: &mut Vec<u8>,
     ) -> Result<Option<SpilledResult>> {
-        if !has_payload {
-            self.payload.clear();
-        }
-        let damage = self.repair_payload(columns.step_type);
-        self.swapped_repair = damage.is_some();
-        let step = wire::Message::new(&self.payload);
+        let damage = self.repair_payload(payload, columns.step_type);
+        let payload = match damage {
+            Some(_) => &self.repaired[..],
+            None => payload,
+        };
+        let step = wire::Message::new(payload);
         // The columns mirror Step fields 5 and 31; read a column only when
         // the payload lacks its field (a damaged payload, say).
         let mut metadata = step.get_message(field::step::METADATA);
@@ -534,29 +542,29 @@ impl Decoder {
         ))
     }
 
-    /// Leaves a damaged Step in `self.payload` readable, and says what was
+    /// Makes a damaged Step readable in `self.repaired`, and says what was
     /// lost: a Step cut short (or unreadable past some byte) becomes its
     /// readable part; a whole Step whose payload is damaged keeps the
-    /// payload's readable part in its place.
-    fn repair_payload(&mut self, type_column: Option<i64>) -> Option<String> {
-        let damage = match wire::damage(&self.payload) {
+    /// payload's readable part in its place. `None`, leaving `repaired`
+    /// alone, for a whole Step.
+    fn repair_payload(&mut self, payload: &[u8], type_column: Option<i64>) -> Option<String> {
+        let damage = match wire::damage(payload) {
             Some(damage) => {
-                self.repaired = wire::repair(&self.payload).unwrap_or_default();
+                self.repaired = wire::repair(payload).unwrap_or_default();
                 format!("step_payload {damage}")
             }
             None => {
-                let step = wire::Message::new(&self.payload);
+                let step = wire::Message::new(payload);
                 let type_tag = step
                     .get_u64(field::step::TYPE)
                     .or(type_column.map(|v| v as u64));
-                let (number, payload) = results::payload_of(step, type_tag)?;
-                let damage = wire::damage(payload.bytes())?;
-                let readable = wire::repair(payload.bytes()).unwrap_or_default();
-                self.repaired = wire::set_field(&self.payload, number, &[readable]);
+                let (number, kind) = results::payload_of(step, type_tag)?;
+                let damage = wire::damage(kind.bytes())?;
+                let readable = wire::repair(kind.bytes()).unwrap_or_default();
+                self.repaired = wire::set_field(payload, number, &[readable]);
                 format!("step_payload field {number}: {damage}")
             }
         };
-        std::mem::swap(&mut self.payload, &mut self.repaired);
         Some(damage)
     }
 

@@ -275,11 +275,7 @@ impl Decoder {
             }
         }
         self.enter(id, out)?;
-        self.payload.clear();
-        if let Some(bytes) = payload {
-            self.payload.extend_from_slice(bytes);
-        }
-        let done = self.step_decoded(&step, payload.is_some(), out);
+        let done = self.step_decoded(&step, payload.unwrap_or_default(), out);
         self.shed();
         done.map(|()| true)
     }
