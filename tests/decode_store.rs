@@ -237,14 +237,22 @@ fn damage_is_read_said_and_marked_as_in_the_pipeline() {
     // where it stops reading, named, marked incomplete, exit status 1.
     let pages = scratch.join("pages");
     copy_tree(&sample(), &pages);
-    let db = dbs(&pages).remove(0);
+    // Two of them, read by different threads.
+    let (db, second) = (dbs(&pages).remove(0), dbs(&pages).remove(1));
     damage_page(&db, 4);
+    damage_page(&second, 4);
     let got = assert_as_piped(&pages, &[]);
     assert_eq!(got.status.code(), Some(1));
     let err = stderr(&got);
     let stem = db.file_stem().unwrap().to_str().unwrap();
+    let other = second.file_stem().unwrap().to_str().unwrap();
     assert!(err.contains(stem) && err.contains("cut short"), "{err}");
-    assert!(err.contains("not whole"), "{err}");
+    assert!(err.find(stem) < err.find(other), "in the root's order: {err}");
+    assert!(err.contains("2 conversation(s) not whole"), "{err}");
+    // Said in the same order every time, though two threads read.
+    for _ in 0..5 {
+        assert_eq!(stderr(&direct(&pages, &[])), err);
+    }
     assert!(String::from_utf8_lossy(&got.stdout).contains("\"incomplete\""));
 }
 
@@ -266,6 +274,49 @@ fn a_conversation_that_cannot_be_read_is_named_and_the_others_still_come() {
     assert!(err.contains("1 conversation(s) could not be read"), "{err}");
     let text = String::from_utf8(got.stdout).unwrap();
     assert_eq!(text.matches("\"kind\":\"meta\"").count(), 2, "the others");
+}
+
+#[test]
+fn a_conversation_two_databases_hold_is_refused_where_it_comes_again() {
+    let scratch = Scratch::new("decode-store-twice");
+    let root = scratch.join("root");
+    copy_tree(&sample(), &root);
+    let dbs = dbs(&root);
+    let conversations = root.join("conversations");
+    // A copy that sorts last: a stream refuses it where it comes, and so
+    // does the direct read, with the same output.
+    let first = dbs[0].file_stem().unwrap().to_str().unwrap().to_string();
+    std::fs::copy(&dbs[0], conversations.join("zz-copy.db")).unwrap();
+    let got = assert_as_piped(&root, &[]);
+    assert_eq!(got.status.code(), Some(1));
+    let err = stderr(&got);
+    assert!(
+        err.contains(&first) && err.contains("appears again"),
+        "{err}"
+    );
+    // A copy that sorts right after its original: a stream runs the two
+    // on as one conversation (every step twice); read directly, it is
+    // refused.
+    std::fs::remove_file(conversations.join("zz-copy.db")).unwrap();
+    let last = dbs[2].file_stem().unwrap().to_str().unwrap().to_string();
+    std::fs::copy(&dbs[2], conversations.join(format!("{last}-copy.db"))).unwrap();
+    let got = direct(&root, &[]);
+    assert_eq!(got.status.code(), Some(1));
+    let err = stderr(&got);
+    assert!(
+        err.contains(&last) && err.contains("appears again"),
+        "{err}"
+    );
+    // The same given as two databases.
+    let copy = conversations.join(format!("{last}-copy.db"));
+    let paths = [dbs[2].to_str().unwrap(), copy.to_str().unwrap()];
+    let twice = run("agy-decode", &paths, b"");
+    assert_eq!(twice.status.code(), Some(1), "{}", stderr(&twice));
+    assert!(
+        stderr(&twice).contains("appears again"),
+        "{}",
+        stderr(&twice)
+    );
 }
 
 #[test]

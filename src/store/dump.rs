@@ -36,6 +36,9 @@ pub struct DumpOptions {
 /// in the stream's order. Nothing else changes: what fails, and how the
 /// conversation's end record then says so, is the dump's as ever.
 pub trait Taker {
+    /// Conversation `id` is about to be dumped (its first record is next);
+    /// an error leaves it not dumped.
+    fn begin(&mut self, id: &str) -> Result<()>;
     /// Takes a `steps` row of conversation `id` in place of its line; false
     /// leaves it to be written as a line.
     fn steps_row(
@@ -438,6 +441,10 @@ fn dump_one<'t>(
         Some(sides) => sides.entries(&id)?,
         None => Vec::new(),
     };
+    if let Some(taker) = taker.as_deref_mut() {
+        out.flush()?;
+        taker.begin(&id)?;
+    }
     record::count_from_here(out);
     *started = Some(id.clone());
     let damaged = dump_tables(&*source, &id, out, taker.as_deref_mut())?;

@@ -37,12 +37,20 @@ use crate::stream::record::{Cell, Column};
 use super::rows::{Blob, StepColumns};
 use super::Decoder;
 
+mod parallel;
+
 /// What decoded messages are written into: an [`Output`], and what is done
 /// once a record's messages are in it (a format's conversion).
 pub trait Messages {
     fn output(&mut self) -> &mut Output;
     /// Called after each record of the input.
     fn end_record(&mut self) -> Result<()>;
+    /// Called before the first record of conversation `id` read from a
+    /// database (its messages, if any, come next).
+    fn begin(&mut self, id: &str) -> Result<()> {
+        let _ = id;
+        Ok(())
+    }
 }
 
 impl Messages for Output {
@@ -82,7 +90,8 @@ pub struct StoreRead<M> {
 
 /// Decodes the database or data root `path` into `messages`, each of its
 /// conversations as the row stream of agy-dump would give it. `warn` hears
-/// what could not be read, each named.
+/// what could not be read, each named. A root of many conversations is
+/// read two at a time ([`parallel`]).
 pub fn read<M: Messages + 'static>(
     path: &Path,
     decoder: Decoder,
@@ -90,6 +99,27 @@ pub fn read<M: Messages + 'static>(
     warn: Box<dyn FnMut(String)>,
 ) -> StoreRead<M> {
     let place = path.display().to_string();
+    match dump::targets(&[path.to_path_buf()]) {
+        Ok(targets) if targets.len() >= 2 => {
+            parallel::read(targets, place, decoder, messages, warn)
+        }
+        Ok(targets) => read_targets(&targets, place, decoder, messages, warn),
+        Err(e) => StoreRead {
+            decoder,
+            messages,
+            outcome: Err(e),
+        },
+    }
+}
+
+/// [`read`] of `targets`, one after another, in this thread.
+fn read_targets<M: Messages + 'static>(
+    targets: &[Target],
+    place: String,
+    decoder: Decoder,
+    messages: M,
+    warn: Box<dyn FnMut(String)>,
+) -> StoreRead<M> {
     let shared = Rc::new(RefCell::new(Shared {
         decoder,
         messages,
@@ -98,7 +128,7 @@ pub fn read<M: Messages + 'static>(
         place,
         warn,
     }));
-    let outcome = dump_into(path, &shared);
+    let outcome = dump_into(targets, &shared);
     let shared = Rc::into_inner(shared)
         .expect("the dump's output is dropped")
         .into_inner();
@@ -115,10 +145,9 @@ pub fn read<M: Messages + 'static>(
 }
 
 fn dump_into<M: Messages + 'static>(
-    path: &Path,
+    targets: &[Target],
     shared: &Rc<RefCell<Shared<M>>>,
 ) -> Result<Outcome> {
-    let targets: Vec<Target> = dump::targets(&[path.to_path_buf()])?;
     let options = DumpOptions {
         brain: true,
         ..DumpOptions::default()
@@ -126,7 +155,7 @@ fn dump_into<M: Messages + 'static>(
     let mut out = Output::to(Box::new(Feed(shared.clone())));
     let mut taker = Steps(shared.clone());
     let mut warn = |message: String| (shared.borrow_mut().warn)(message);
-    let outcome = dump::dump_taken(&targets, &options, &mut out, &mut taker, &mut warn)?;
+    let outcome = dump::dump_taken(targets, &options, &mut out, &mut taker, &mut warn)?;
     out.flush()?;
     let mut shared = shared.borrow_mut();
     if let Some(rest) = shared.carry.take_rest() {
@@ -204,6 +233,22 @@ impl<M: Messages> std::io::Write for Feed<M> {
 struct Steps<M>(Rc<RefCell<Shared<M>>>);
 
 impl<M: Messages> Taker for Steps<M> {
+    /// Refuses a conversation met before (two databases holding one id),
+    /// as a stream's records of it after another's are refused; the one
+    /// just read is refused too, where a stream would run the two on as
+    /// one.
+    fn begin(&mut self, id: &str) -> Result<()> {
+        let mut guard = self.0.borrow_mut();
+        let shared = &mut *guard;
+        let decoder = &shared.decoder;
+        let open = decoder.current.as_ref().is_some_and(|c| c.id == id);
+        let begun = match open || decoder.finished.contains(id) {
+            true => Err(met_again(id)),
+            false => shared.messages.begin(id),
+        };
+        begun.map_err(|e| shared.stop(e))
+    }
+
     fn steps_row(&mut self, id: &str, columns: &[Column], cells: &[Cell<'_>]) -> Result<bool> {
         let mut guard = self.0.borrow_mut();
         let shared = &mut *guard;
@@ -228,6 +273,13 @@ impl<M: Messages> Taker for Steps<M> {
     fn reads_side_records(&self) -> bool {
         false
     }
+}
+
+/// The error for a conversation two databases hold.
+fn met_again(id: &str) -> Error {
+    Error::data(format!(
+        "conversation {id:?} appears again after another one (two databases hold it)"
+    ))
 }
 
 impl Decoder {
