@@ -31,6 +31,10 @@ memory_measure() {
         bm_line[decode]=$max_line
         bigmsg_rss anthropic "'$decode' --format anthropic < '$bm.rows.ndjson' > /dev/null"
         bm_line[anthropic]=$((max_line > anth_line ? max_line : anth_line))
+        # Reading the store itself: its row is never a line, but the line
+        # the pipeline would carry is the bound all the same.
+        bigmsg_rss decode_store "'$decode' '$bigmsg' > /dev/null"
+        bm_line[decode_store]=$max_line
         if have_tool agy-encode; then
             bigmsg_rss encode "'$encode' < '$bm.messages.ndjson' > /dev/null"
             bm_line[encode]=$max_line
@@ -142,6 +146,7 @@ memory_report() {
         bm_row dump "agy-dump BIGMSG"
         bm_row decode "agy-decode < rows"
         bm_row anthropic "agy-decode --format anthropic < rows"
+        bm_row decode_store "agy-decode BIGMSG"
         bm_row encode "agy-encode < messages"
         bm_row onto "agy-encode --onto rows < messages"
         bm_row onto_edited "agy-encode --onto rows < edited"
