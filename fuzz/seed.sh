@@ -10,7 +10,7 @@
 #              message dropped, and with every "text" edited
 #   pack       the row streams of decode
 #   dump       the sample .db files
-#   sqlite_file
+#   sqlite_file, decode_store
 #              each sample .db after its length, and again in WAL mode with
 #              its last steps written again into a -wal after it (python3's
 #              sqlite3 makes it)
@@ -119,8 +119,10 @@ for suffix in ("", "-wal", "-shm"):
     if os.path.exists(out + ".db" + suffix):
         os.remove(out + ".db" + suffix)
 PY
-    put sqlite_file "$tmp/sf.plain"
-    put sqlite_file "$tmp/sf.wal"
+    for t in sqlite_file decode_store; do
+        put $t "$tmp/sf.plain"
+        put $t "$tmp/sf.wal"
+    done
 done
 mkdir -p "$corpus/roundtrip"
 printf '{\n  "/home/me/app": "c1",\n  "C:\\\\Users\\\\me": "c2"\n}' > "$tmp/side.last"

@@ -247,7 +247,10 @@ fn damage_is_read_said_and_marked_as_in_the_pipeline() {
     let stem = db.file_stem().unwrap().to_str().unwrap();
     let other = second.file_stem().unwrap().to_str().unwrap();
     assert!(err.contains(stem) && err.contains("cut short"), "{err}");
-    assert!(err.find(stem) < err.find(other), "in the root's order: {err}");
+    assert!(
+        err.find(stem) < err.find(other),
+        "in the root's order: {err}"
+    );
     assert!(err.contains("2 conversation(s) not whole"), "{err}");
     // Said in the same order every time, though two threads read.
     for _ in 0..5 {

@@ -47,18 +47,13 @@ pub fn scratch() -> &'static Path {
 /// the error of the first line it refuses.
 pub fn decode_rows(rows: &[u8], all: bool) -> agy_tools::error::Result<(Vec<u8>, Vec<String>)> {
     use agy_tools::decode::{Decoder, Options};
-    use agy_tools::stream::record::Record;
     let captured = Captured::default();
     let mut out = Output::captured(&captured);
     let mut decoder = Decoder::new(Options { all, index: false });
     let mut warnings = Vec::new();
     let mut input = lines(rows);
     while let Some(line) = input.next_line()? {
-        let result = match decoder.canonical_step_line(line, &mut out) {
-            Ok(true) => Ok(()),
-            Ok(false) => Record::parse(line).and_then(|r| decoder.record(&r, &mut out)),
-            Err(e) => Err(e),
-        };
+        let result = decoder.line(line, &mut out);
         let place = input.place();
         result.map_err(|e| e.context(place.clone()))?;
         warnings.extend(
