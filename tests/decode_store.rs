@@ -10,10 +10,10 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use support::corpus::{generate, sample, stores};
+use support::corpus::{generate, out_dir_args, sample, stores};
 use support::pb::Msg;
 use support::steps::{metadata, step};
-use support::store::{copy_tree, damage_page, rich_db};
+use support::store::{copy_tree, damage_page, files_under, rich_db};
 use support::{run, stderr, AgyDb, Scratch};
 
 /// `agy-dump PATH | agy-decode ARGS`, the two processes joined by a pipe;
@@ -119,6 +119,41 @@ fn every_store_decodes_as_its_dump_does() {
         !text.contains("<truncated"),
         "a spilled output was not read back"
     );
+}
+
+#[test]
+fn session_files_for_other_agents_are_written_as_from_the_stream() {
+    let scratch = Scratch::new("decode-store-sessions");
+    let root = sample();
+    let work = scratch.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    for format in ["claude-code", "codex", "gemini-cli"] {
+        let (from_stream, from_store) = (
+            scratch.join(format!("{format}-a")),
+            scratch.join(format!("{format}-b")),
+        );
+        let args = |dir: &Path| {
+            let args = out_dir_args(format, dir, &work);
+            args.iter().map(|a| a.to_string()).collect::<Vec<String>>()
+        };
+        let a = args(&from_stream);
+        let want = piped(&root, &a.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(want.status.success(), "{format}: {}", stderr(&want));
+        let b = args(&from_store);
+        let got = direct(&root, &b.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(got.status.success(), "{format}: {}", stderr(&got));
+        // It names the files it wrote, each in its own directory.
+        let named = String::from_utf8(want.stdout)
+            .unwrap()
+            .replace(from_stream.to_str().unwrap(), from_store.to_str().unwrap());
+        assert_eq!(String::from_utf8(got.stdout).unwrap(), named, "{format}");
+        assert!(!files_under(&from_store).is_empty(), "{format}");
+        assert_eq!(
+            files_under(&from_store),
+            files_under(&from_stream),
+            "{format}"
+        );
+    }
 }
 
 #[test]
