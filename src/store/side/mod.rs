@@ -125,6 +125,12 @@ impl Sides {
                 });
             }
         }
+        // An id that cannot be a file name (a damaged database's: a NUL,
+        // a `/`) has no annotation file; none is looked for, neither a
+        // path the system refuses nor one outside `annotations/`.
+        if crate::store::root::check_id(id).is_err() {
+            return Ok(out);
+        }
         let annotation = self.annotations.join(format!("{id}.pbtxt"));
         match std::fs::read(&annotation) {
             Ok(bytes) => out.push(Side::Annotation {
@@ -200,3 +206,26 @@ fn metadata_values(text: &str) -> Result<Vec<(String, std::ops::Range<usize>)>> 
 
 /// The member of `conversation_metadata.json` that holds the conversations.
 const CONVERSATIONS: &str = "conversations";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A damaged database's id can hold anything: one with a `/` must not
+    /// reach a file outside `annotations/`, one with a NUL must not fail
+    /// the conversation (the system refuses such a path) where reading it
+    /// in process, which reads no side files, goes on (fuzz/decode_store).
+    #[test]
+    fn an_id_that_is_no_file_name_has_no_annotation() {
+        let root = std::env::temp_dir().join(format!("agy-sides-{}", std::process::id()));
+        std::fs::create_dir_all(root.join("annotations")).unwrap();
+        std::fs::write(root.join("annotations/plain.pbtxt"), "title: \"A\"\n").unwrap();
+        std::fs::write(root.join("outside.pbtxt"), "title: \"B\"\n").unwrap();
+        let sides = Sides::read(&root, &mut |w| panic!("{w}"));
+        let annotations = |id: &str| sides.entries(id).unwrap().len();
+        assert_eq!(annotations("plain"), 1);
+        assert_eq!(annotations("../outside"), 0);
+        assert_eq!(annotations("plain\0"), 0);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}
