@@ -21,7 +21,7 @@ use crate::stream::writer::{Writer, WRITE_HERE_OVER};
 /// second buffer as `BufRead::read_until` would. The buffer grows to the
 /// longest line and no further.
 pub struct Lines {
-    reader: Box<dyn Read>,
+    reader: Box<dyn Read + Send>,
     name: String,
     line_number: u64,
     buf: Vec<u8>,
@@ -61,7 +61,7 @@ impl Lines {
         Ok(Lines::from_reader(&name, Box::new(file)))
     }
 
-    pub fn from_reader(name: &str, reader: Box<dyn Read>) -> Lines {
+    pub fn from_reader(name: &str, reader: Box<dyn Read + Send>) -> Lines {
         Lines {
             reader,
             name: name.to_string(),

@@ -13,6 +13,7 @@
 //! Imports: the ground floor and [`crate::agy`] (a tool call's arguments
 //! keep agy's argument order).
 
+pub mod ahead;
 pub mod carry;
 pub mod heads;
 pub mod io;
