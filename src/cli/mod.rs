@@ -6,6 +6,7 @@
 //! formats and lanes); nothing in the library imports it.
 
 pub mod flags;
+pub mod heap;
 
 use std::process::ExitCode;
 
