@@ -607,3 +607,42 @@ fn keys_nothing_reads_are_warned_about_once_per_conversation() {
         "{warnings}"
     );
 }
+
+/// A stream longer than one batch of stream::ahead (256 KiB) is parsed on
+/// a second thread: every record still comes once and in order (decode
+/// gives the stream back), and a bad line far into it is named at its
+/// line, after the rows of the lines before it, as in a short one.
+#[test]
+fn a_long_stream_is_read_ahead_in_order_and_a_bad_line_is_named() {
+    let text = "lorem ipsum \"quoted\"\n".repeat(150);
+    let lines: Vec<String> = (0..1200)
+        .map(|idx| {
+            format!(
+                r#"{{"conversation":"long","kind":"message","role":"user","idx":{idx},"timestamp":"2026-08-10T09:14:03Z","content":[{{"type":"text","text":"{idx} {}"}}]}}"#,
+                text.replace('"', "\\\"").replace('\n', "\\n")
+            )
+        })
+        .collect();
+    let stream = lines.join("\n") + "\n";
+    assert!(stream.len() > 4 << 20, "{} bytes", stream.len());
+    let meta = r#"{"conversation":"long","kind":"meta","id":"long","timestamp":"2026-08-10T09:14:03Z","title":"0 lorem ipsum \"quoted\""}"#;
+    let full = encode(&[], &stream);
+    assert_same_lines(&decode(&full), &format!("{stream}{meta}\n"));
+
+    let mut bad = lines.clone();
+    bad[999] =
+        r#"{"conversation":"long","kind":"message","role":"user","content":[{"type":"video"}]}"#
+            .into();
+    let out = run("agy-encode", &[], (bad.join("\n") + "\n").as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("stdin:1000: bad message record"), "{err}");
+    // What was written before the error is the start of the stream's
+    // rows, as far as they had been flushed.
+    let rows = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        rows.len() > 1 << 20 && full.starts_with(&rows),
+        "{} bytes",
+        rows.len()
+    );
+}

@@ -5,9 +5,10 @@ use std::process::ExitCode;
 use agy_tools::cli;
 use agy_tools::cli::flags::{self, Bin, Program};
 use agy_tools::encode::onto::{self, Merger};
-use agy_tools::encode::{self, Encoder, Options};
+use agy_tools::encode::{Encoder, Options};
 use agy_tools::error::{Error, Result};
 use agy_tools::format::{read, Format};
+use agy_tools::stream::ahead::Records;
 use agy_tools::stream::io::{self, Lines, Output};
 
 const NAME: &str = PROGRAM.bin.name();
@@ -31,6 +32,11 @@ See agy-encode(1) for how messages become steps.
 ",
     man: include_str!("../../man/agy-encode.1"),
 };
+
+// Records are parsed on a second thread and freed on this one; see
+// cli::heap for why that wants its own allocator.
+#[global_allocator]
+static HEAP: agy_tools::cli::heap::Heap = agy_tools::cli::heap::Heap;
 
 fn main() -> ExitCode {
     cli::run(NAME, run)
@@ -88,21 +94,22 @@ fn run() -> Result<()> {
         id: args.id,
     });
     for path in io::input_paths(paths) {
-        let mut lines = Lines::open(&path)?;
         if let Some(reader) = args.format.reader() {
+            let mut lines = Lines::open(&path)?;
             read::encode(reader, &mut lines, &mut encoder, &mut out, args.verbose)?;
             continue;
         }
-        while let Some(line) = lines.next_line()? {
-            let result =
-                encode::parse_line(line).and_then(|record| encoder.record(record, &mut out));
-            if let Err(err) = result {
-                return Err(err.context(lines.place()));
+        // The records are parsed a batch ahead, on a second thread once
+        // the input is long.
+        Records::open(&path)?.for_each(|place, record| {
+            if let Err(err) = record.and_then(|record| encoder.record(record, &mut out)) {
+                return Err(err.context(place));
             }
             for warning in encoder.take_warnings() {
-                agy_tools::error::warn(NAME, format_args!("{}: {warning}", lines.place()));
+                agy_tools::error::warn(NAME, format_args!("{place}: {warning}"));
             }
-        }
+            Ok(())
+        })?;
     }
     encoder.finish(&mut out)?;
     out.flush()
