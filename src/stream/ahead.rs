@@ -18,12 +18,15 @@
 //! Records come in input order, each with its [`Place`]; a line that does
 //! not parse comes as its error, at its place, and what follows it is not
 //! given, so the caller sees exactly what reading line by line would have
-//! shown. What waits is bounded: the batch the caller holds, the one being
-//! read and [`QUEUED`] more; a line over a batch is a batch alone.
+//! shown. What waits is bounded by bytes, not batches ([`IN_FLIGHT`]): a
+//! line over a batch is a batch alone, and a batch that would pass the
+//! bound waits until the caller has taken every one before it, so that
+//! long lines are never more than the caller's and the next.
 
 use std::ffi::OsStr;
 use std::fmt;
 use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use self_cell::self_cell;
@@ -39,8 +42,13 @@ use crate::stream::message_reader::read_line;
 /// costs nothing next to parsing them.
 pub const BATCH_BYTES: usize = 256 << 10;
 
-/// Batches parsed and waiting for the caller, at most.
-const QUEUED: usize = 4;
+/// Bytes of lines handed over and not yet done with, at most; a batch
+/// larger than this goes over only alone.
+const IN_FLIGHT: usize = 4 * BATCH_BYTES;
+
+/// Batches waiting for the caller, at most ([`IN_FLIGHT`] bounds them
+/// first, unless the lines are very short).
+const QUEUED: usize = 16;
 
 /// A line buffer that a long line grew is let go, not reused.
 const REUSE_AT_MOST: usize = 1 << 20;
@@ -77,6 +85,8 @@ struct Batch {
     cell: Cell,
     /// The line number of each record.
     numbers: Vec<u64>,
+    /// The bytes of its lines.
+    bytes: usize,
 }
 
 /// A batch of lines, not yet parsed.
@@ -129,7 +139,9 @@ impl Unparsed {
 
     /// The batch parsed, and the input's failure if it failed.
     fn parse(self) -> (Batch, Option<Error>) {
+        let bytes = self.texts.iter().map(Vec::len).sum();
         let batch = Batch {
+            bytes,
             cell: Cell::new(self.texts, |texts| {
                 texts.iter().map(|text| read_line(text)).collect()
             }),
@@ -180,12 +192,17 @@ impl Records {
             return failed.map_or(Ok(()), Err);
         }
         let ahead = Ahead::start(lines)?;
-        // The first batch is parsed here while the thread reads the next.
+        // The first batch is parsed here while the thread reads the next;
+        // it was never in flight.
         let mut texts = give(&name, first.parse().0, &mut each)?;
+        let mut bytes = 0;
         loop {
-            ahead.recycle(texts);
+            ahead.recycle(texts, bytes);
             match ahead.next()? {
-                Piece::Batch(batch) => texts = give(&name, batch, &mut each)?,
+                Piece::Batch(batch) => {
+                    bytes = batch.bytes;
+                    texts = give(&name, batch, &mut each)?;
+                }
                 Piece::Failed(err) => return Err(err),
                 Piece::End => return ahead.finish(),
             }
@@ -214,17 +231,63 @@ where
     Ok(texts)
 }
 
+/// The bytes of the batches handed over and not yet done with, which the
+/// reading thread waits on before it hands over another.
+#[derive(Default)]
+struct Gate {
+    /// The bytes in flight, and whether the caller has stopped.
+    state: Mutex<(usize, bool)>,
+    changed: Condvar,
+}
+
+impl Gate {
+    fn state(&self) -> std::sync::MutexGuard<'_, (usize, bool)> {
+        // Nothing panics while holding it: a poisoned lock's state is whole.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Waits until `bytes` more may be in flight: at once when none are,
+    /// else once they fit under [`IN_FLIGHT`]. False when the caller has
+    /// stopped.
+    fn enter(&self, bytes: usize) -> bool {
+        let mut state = self.state();
+        while !state.1 && state.0 > 0 && state.0 + bytes > IN_FLIGHT {
+            state = self
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        state.0 += bytes;
+        !state.1
+    }
+
+    /// The caller is done with `bytes`.
+    fn leave(&self, bytes: usize) {
+        self.state().0 -= bytes;
+        self.changed.notify_one();
+    }
+
+    /// The caller has stopped: nothing more is waited for.
+    fn close(&self) {
+        self.state().1 = true;
+        self.changed.notify_one();
+    }
+}
+
 /// The reading thread and the channels to it.
 struct Ahead {
     pieces: Receiver<Piece>,
     spare: SyncSender<Texts>,
-    thread: JoinHandle<()>,
+    gate: Arc<Gate>,
+    thread: Option<JoinHandle<()>>,
 }
 
 impl Ahead {
     fn start(mut lines: Lines) -> Result<Ahead> {
         let (send, pieces) = mpsc::sync_channel(QUEUED);
         let (spare, spares) = mpsc::sync_channel::<Texts>(QUEUED + 2);
+        let gate = Arc::new(Gate::default());
+        let entry = Arc::clone(&gate);
         let thread = std::thread::Builder::new()
             .name("read-ahead".to_string())
             .spawn(move || loop {
@@ -233,6 +296,9 @@ impl Ahead {
                 let (batch, failed) = read.parse();
                 let mut pieces = Vec::with_capacity(2);
                 if !batch.numbers.is_empty() {
+                    if !entry.enter(batch.bytes) {
+                        return;
+                    }
                     pieces.push(Piece::Batch(batch));
                 }
                 if let Some(err) = failed {
@@ -255,12 +321,15 @@ impl Ahead {
         Ok(Ahead {
             pieces,
             spare,
-            thread,
+            gate,
+            thread: Some(thread),
         })
     }
 
-    /// Gives a batch's buffers back for the thread to read into.
-    fn recycle(&self, texts: Texts) {
+    /// Gives a batch's buffers back for the thread to read into, its bytes
+    /// done with.
+    fn recycle(&self, texts: Texts, bytes: usize) {
+        self.gate.leave(bytes);
         let _ = self.spare.try_send(texts);
     }
 
@@ -273,11 +342,21 @@ impl Ahead {
     }
 
     /// Waits for the thread, which has sent its last piece.
-    fn finish(self) -> Result<()> {
-        drop(self.pieces);
-        self.thread
-            .join()
-            .map_err(|_| Error::data("the thread reading ahead stopped before the input ended"))
+    fn finish(mut self) -> Result<()> {
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Err(_)) => Err(Error::data(
+                "the thread reading ahead stopped before the input ended",
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Drop for Ahead {
+    /// A caller that stops early (an error of its own) leaves the thread
+    /// nothing to wait for: it ends at its next batch.
+    fn drop(&mut self) {
+        self.gate.close();
     }
 }
 
@@ -434,5 +513,32 @@ mod tests {
         );
         let err = end.unwrap_err().to_string();
         assert!(err.contains("stopped before the input ended"), "{err}");
+    }
+
+    /// A batch goes over at once when nothing is in flight, however large;
+    /// another waits until they fit together, or until the caller stops.
+    #[test]
+    fn the_gate_lets_one_large_batch_through_and_holds_the_next() {
+        let gate = Arc::new(Gate::default());
+        assert!(gate.enter(3 * IN_FLIGHT));
+        let (entered, waits) = mpsc::channel();
+        let next = {
+            let gate = Arc::clone(&gate);
+            std::thread::spawn(move || entered.send(gate.enter(BATCH_BYTES)).unwrap())
+        };
+        let wait = std::time::Duration::from_millis(100);
+        assert!(waits.recv_timeout(wait).is_err(), "went over with a large batch in flight");
+        gate.leave(3 * IN_FLIGHT);
+        assert_eq!(waits.recv_timeout(wait * 50), Ok(true));
+        next.join().unwrap();
+        // Two small ones together; then a third waits, and the caller stops.
+        assert!(gate.enter(IN_FLIGHT - BATCH_BYTES));
+        let stopped = {
+            let gate = Arc::clone(&gate);
+            std::thread::spawn(move || gate.enter(2 * BATCH_BYTES))
+        };
+        std::thread::sleep(wait);
+        gate.close();
+        assert!(!stopped.join().unwrap(), "a stopped caller lets the reader end");
     }
 }
