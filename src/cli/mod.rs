@@ -1,6 +1,7 @@
 //! The shell around a binary: exit statuses, `--help` / `--version`, the
-//! turning of errors into one line on stderr, and [`flags`], where every
-//! command-line flag is defined once.
+//! turning of errors into one line on stderr, [`flags`], where every
+//! command-line flag is defined once, and [`heap`], the allocator of a
+//! binary that frees on one thread what another allocated.
 //!
 //! The top layer: it may import every layer below (the flags name the tools'
 //! formats and lanes); nothing in the library imports it.

@@ -3,7 +3,8 @@
 //! [`record`] is the row stream (agy-dump and agy-pack's side: SQLite rows
 //! and brain files), [`message`] and [`message_reader`] the message stream
 //! (agy-decode and agy-encode's side: chat messages). [`json`] writes JSON
-//! text straight into a buffer, [`io`] reads numbered lines and writes
+//! text straight into a buffer, [`io`] reads numbered lines (and
+//! [`ahead`] message records, parsed on a second thread) and writes
 //! buffered output (to a pipe through [`writer`]'s thread, with
 //! [`heads`] kept of what it wrote when asked), [`carry`] reads back as
 //! lines what another part of the process wrote, [`spool`]
