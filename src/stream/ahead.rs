@@ -7,7 +7,7 @@
 //! writing rows; the two halves only meet at the record. Here the first
 //! third runs on a second thread: it reads lines into buffers, a batch of
 //! about [`BATCH_BYTES`] at a time, parses each line, and hands the batch
-//! over with the records borrowing from its buffers (a [`self_cell`]: the
+//! over with the records borrowing from its buffers (a [`mod@self_cell`]: the
 //! text a record borrows is not copied again).
 //!
 //! A short input is read and parsed in place, with no thread: the first
