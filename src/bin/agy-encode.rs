@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use agy_tools::cli;
 use agy_tools::cli::flags::{self, Bin, Program};
+use agy_tools::cli::heap::Heap;
 use agy_tools::encode::onto::{self, Merger};
 use agy_tools::encode::{Encoder, Options};
 use agy_tools::error::{Error, Result};
@@ -34,9 +35,9 @@ See agy-encode(1) for how messages become steps.
 };
 
 // Records are parsed on a second thread and freed on this one; see
-// cli::heap for why that wants its own allocator.
+// cli::heap for why that wants its own allocator, and why it is named here.
 #[global_allocator]
-static HEAP: agy_tools::cli::heap::Heap = agy_tools::cli::heap::Heap;
+static HEAP: Heap<mimalloc::MiMalloc> = Heap(mimalloc::MiMalloc);
 
 fn main() -> ExitCode {
     cli::run(NAME, run)

@@ -22,16 +22,19 @@
 //! mimalloc is built as its version 2 without transparent huge pages
 //! (Cargo.toml): its version 3, and huge pages (a 2 MiB page zeroed on its
 //! first touch and split again at exit), cost a short run a tenth more.
+//! The binary names it ([`Heap`]'s parameter), not this library: mimalloc
+//! starts in every process it is linked into (a constructor reading its
+//! options from the environment, a tenth of a millisecond), and only
+//! agy-encode hands records from thread to thread.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-
-use mimalloc::MiMalloc;
 
 /// Blocks of at least this many bytes come from the system allocator.
 pub const LARGE: usize = 1 << 20;
 
-/// Small blocks from mimalloc, large ones from the system: see the module.
-pub struct Heap;
+/// Small blocks from `Small` (mimalloc), large ones from the system: see
+/// the module.
+pub struct Heap<Small>(pub Small);
 
 fn is_large(size: usize) -> bool {
     size >= LARGE
@@ -43,32 +46,32 @@ fn is_large(size: usize) -> bool {
 // a block is freed or grown by the allocator that gave it. A realloc that
 // crosses LARGE allocates from the other allocator, copies what both
 // sizes hold, and frees the old block where it came from.
-unsafe impl GlobalAlloc for Heap {
+unsafe impl<Small: GlobalAlloc> GlobalAlloc for Heap<Small> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         match is_large(layout.size()) {
             true => unsafe { System.alloc(layout) },
-            false => unsafe { MiMalloc.alloc(layout) },
+            false => unsafe { self.0.alloc(layout) },
         }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         match is_large(layout.size()) {
             true => unsafe { System.alloc_zeroed(layout) },
-            false => unsafe { MiMalloc.alloc_zeroed(layout) },
+            false => unsafe { self.0.alloc_zeroed(layout) },
         }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         match is_large(layout.size()) {
             true => unsafe { System.dealloc(ptr, layout) },
-            false => unsafe { MiMalloc.dealloc(ptr, layout) },
+            false => unsafe { self.0.dealloc(ptr, layout) },
         }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         match (is_large(layout.size()), is_large(new_size)) {
             (true, true) => unsafe { System.realloc(ptr, layout, new_size) },
-            (false, false) => unsafe { MiMalloc.realloc(ptr, layout, new_size) },
+            (false, false) => unsafe { self.0.realloc(ptr, layout, new_size) },
             _ => {
                 // SAFETY: the caller promises new_size, rounded up to the
                 // alignment, does not overflow isize (realloc's contract).
@@ -93,6 +96,9 @@ unsafe impl GlobalAlloc for Heap {
 mod tests {
     use super::*;
 
+    /// What agy-encode runs with.
+    const HEAP: Heap<mimalloc::MiMalloc> = Heap(mimalloc::MiMalloc);
+
     /// A block keeps its bytes through every kind of growth and shrinking
     /// (small to small, across [`LARGE`] both ways, large to large), and a
     /// zeroed one is zeroed, at the alignments std's types ask for.
@@ -103,12 +109,12 @@ mod tests {
             let mut layout = Layout::from_size_align(sizes[0], align).unwrap();
             // SAFETY: each call gets the block and layout the one before gave.
             unsafe {
-                let mut ptr = Heap.alloc(layout);
+                let mut ptr = HEAP.alloc(layout);
                 assert!(!ptr.is_null());
                 let mut held = layout.size();
                 std::ptr::write_bytes(ptr, 0xa5, held);
                 for &size in &sizes[1..] {
-                    ptr = Heap.realloc(ptr, layout, size);
+                    ptr = HEAP.realloc(ptr, layout, size);
                     assert!(!ptr.is_null());
                     assert_eq!(ptr as usize % align, 0, "aligned to {align}");
                     let kept = held.min(size);
@@ -118,14 +124,14 @@ mod tests {
                     std::ptr::write_bytes(ptr, 0xa5, size);
                     held = size;
                 }
-                Heap.dealloc(ptr, layout);
+                HEAP.dealloc(ptr, layout);
                 for size in [24, LARGE + 3] {
                     let layout = Layout::from_size_align(size, align).unwrap();
-                    let ptr = Heap.alloc_zeroed(layout);
+                    let ptr = HEAP.alloc_zeroed(layout);
                     assert!(std::slice::from_raw_parts(ptr, size)
                         .iter()
                         .all(|&b| b == 0));
-                    Heap.dealloc(ptr, layout);
+                    HEAP.dealloc(ptr, layout);
                 }
             }
         }

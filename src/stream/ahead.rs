@@ -527,7 +527,10 @@ mod tests {
             std::thread::spawn(move || entered.send(gate.enter(BATCH_BYTES)).unwrap())
         };
         let wait = std::time::Duration::from_millis(100);
-        assert!(waits.recv_timeout(wait).is_err(), "went over with a large batch in flight");
+        assert!(
+            waits.recv_timeout(wait).is_err(),
+            "went over with a large batch in flight"
+        );
         gate.leave(3 * IN_FLIGHT);
         assert_eq!(waits.recv_timeout(wait * 50), Ok(true));
         next.join().unwrap();
@@ -539,6 +542,9 @@ mod tests {
         };
         std::thread::sleep(wait);
         gate.close();
-        assert!(!stopped.join().unwrap(), "a stopped caller lets the reader end");
+        assert!(
+            !stopped.join().unwrap(),
+            "a stopped caller lets the reader end"
+        );
     }
 }
