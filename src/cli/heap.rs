@@ -12,12 +12,17 @@
 //! one thread, for half again the CPU. mimalloc puts a block that another
 //! thread frees on a list of its own, without a lock.
 //!
-//! Large blocks stay with the system allocator: glibc grows a block of
-//! megabytes in place (`mremap`), where mimalloc copies it into a new one,
-//! and agy-encode's output buffer for a long row grows by doubling: with
-//! mimalloc alone its peak on a 50 MB prompt rose from 293 to 417 MiB, over
-//! twice its longest line. Which allocator holds a block is told by its
-//! size, which every call of [`GlobalAlloc`] carries.
+//! Blocks of [`LARGE`] and more stay with the system allocator, which is
+//! where the lock cost nothing: they are few (it was the many small ones
+//! that met on the lock), glibc grows a block of megabytes in place
+//! (`mremap`) where mimalloc copies it into a new one, and it gives memory
+//! back sooner. With mimalloc alone agy-encode's peak on a 50 MB prompt
+//! rose from 293 to 417 MiB (its output row grows by doubling: over twice
+//! its longest line), and `agy-encode --onto`, one thread, from 28 to 35
+//! MiB (over its 32); with blocks from 16 KiB on the system's they are
+//! 294 and 29 MiB, and big.db's messages take as long as with mimalloc
+//! alone. Which allocator holds a block is told by its size, which every
+//! call of [`GlobalAlloc`] carries.
 //!
 //! mimalloc is built as its version 2 without transparent huge pages
 //! (Cargo.toml): its version 3, and huge pages (a 2 MiB page zeroed on its
@@ -30,7 +35,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 
 /// Blocks of at least this many bytes come from the system allocator.
-pub const LARGE: usize = 1 << 20;
+pub const LARGE: usize = 16 << 10;
 
 /// Small blocks from `Small` (mimalloc), large ones from the system: see
 /// the module.
