@@ -34,10 +34,12 @@ See agy-encode(1) for how messages become steps.
     man: include_str!("../../man/agy-encode.1"),
 };
 
-// Records are parsed on a second thread and freed on this one; see
-// cli::heap for why that wants its own allocator, and why it is named here.
+// Records are parsed on a second thread and freed on this one, once the
+// input is long; see cli::heap for why that wants its own allocator, and
+// why it is named here.
 #[global_allocator]
-static HEAP: Heap<mimalloc::MiMalloc> = Heap(mimalloc::MiMalloc);
+static HEAP: Heap<mimalloc::MiMalloc> =
+    Heap::new(mimalloc::MiMalloc, libmimalloc_sys::mi_is_in_heap_region);
 
 fn main() -> ExitCode {
     cli::run(NAME, run)
@@ -102,7 +104,8 @@ fn run() -> Result<()> {
         }
         // The records are parsed a batch ahead, on a second thread once
         // the input is long.
-        Records::open(&path)?.for_each(|place, record| {
+        let records = Records::open(&path)?.when_threading(|| HEAP.share());
+        records.for_each(|place, record| {
             if let Err(err) = record.and_then(|record| encoder.record(record, &mut out)) {
                 return Err(err.context(place));
             }

@@ -163,6 +163,8 @@ enum Piece {
 /// The message records of one input (`-` is stdin), read ahead.
 pub struct Records {
     lines: Lines,
+    /// Called just before the reading thread starts.
+    threading: Option<fn()>,
 }
 
 impl Records {
@@ -173,7 +175,18 @@ impl Records {
 
     /// The records of the lines `lines` reads.
     pub fn new(lines: Lines) -> Records {
-        Records { lines }
+        Records {
+            lines,
+            threading: None,
+        }
+    }
+
+    /// Calls `threading` just before the reading thread starts, if it
+    /// does: agy-encode's allocator is told that blocks are about to go
+    /// from thread to thread ([`crate::cli::heap`]).
+    pub fn when_threading(mut self, threading: fn()) -> Records {
+        self.threading = Some(threading);
+        self
     }
 
     /// Calls `each` with every record (or the error its line gave) and its
@@ -190,6 +203,9 @@ impl Records {
             let (batch, failed) = first.parse();
             give(&name, batch, &mut each)?;
             return failed.map_or(Ok(()), Err);
+        }
+        if let Some(threading) = self.threading {
+            threading();
         }
         let ahead = Ahead::start(lines)?;
         // The first batch is parsed here while the thread reads the next;
