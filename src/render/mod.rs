@@ -63,7 +63,7 @@ use site::{Pending, Site};
 use stream::Record;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::stream::io::{Lines, Output};
+use crate::stream::io::{Lines, Output, Place};
 use crate::stream::spool::Spool;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -169,7 +169,10 @@ pub fn render(
         let mut lines = Lines::open(input)?;
         let name = lines.name().to_string();
         while let Some((number, line)) = lines.next_numbered_line()? {
-            let place = Place(&name, number);
+            let place = Place {
+                name: &name,
+                line: number,
+            };
             match Record::parse(line) {
                 Ok(record) => run.record(record, place)?,
                 Err(error) => run.unreadable(place, &error)?,
@@ -179,16 +182,6 @@ pub fn render(
     run.end_conversation()?;
     run.finish()?;
     Ok(run.outcome)
-}
-
-/// `file:line` of a record, formatted only when something is said about it.
-#[derive(Clone, Copy)]
-struct Place<'a>(&'a str, u64);
-
-impl std::fmt::Display for Place<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(f, "{}:{}", self.0, self.1)
-    }
 }
 
 impl Run<'_> {

@@ -24,7 +24,6 @@
 //! long lines are never more than the caller's and the next.
 
 use std::ffi::OsStr;
-use std::fmt;
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -32,7 +31,7 @@ use std::thread::JoinHandle;
 use self_cell::self_cell;
 
 use crate::error::{Error, Result};
-use crate::stream::io::Lines;
+use crate::stream::io::{Lines, Place};
 use crate::stream::message::InputRecord;
 use crate::stream::message_reader::read_line;
 
@@ -52,19 +51,6 @@ const QUEUED: usize = 16;
 
 /// A line buffer that a long line grew is let go, not reused.
 const REUSE_AT_MOST: usize = 1 << 20;
-
-/// Where a record was read: the input's name and the line's number.
-#[derive(Clone, Copy, Debug)]
-pub struct Place<'a> {
-    pub name: &'a str,
-    pub line: u64,
-}
-
-impl fmt::Display for Place<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.name, self.line)
-    }
-}
 
 /// Each line's own buffer, in input order.
 type Texts = Vec<Vec<u8>>;

@@ -189,7 +189,11 @@ impl Lines {
 
     /// `name:line` of the line last returned.
     pub fn place(&self) -> String {
-        format!("{}:{}", self.name, self.line_number)
+        Place {
+            name: &self.name,
+            line: self.line_number,
+        }
+        .to_string()
     }
 
     pub fn name(&self) -> &str {
@@ -198,6 +202,21 @@ impl Lines {
 
     pub fn line_number(&self) -> u64 {
         self.line_number
+    }
+}
+
+/// `name:line`, where a record was read, formatted only when something
+/// is said about it (for a reader that keeps records past the next line:
+/// [`Lines::next_numbered_line`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Place<'a> {
+    pub name: &'a str,
+    pub line: u64,
+}
+
+impl std::fmt::Display for Place<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.name, self.line)
     }
 }
 
