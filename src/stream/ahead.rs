@@ -79,6 +79,8 @@ struct Batch {
 struct Unparsed {
     texts: Texts,
     numbers: Vec<u64>,
+    /// The bytes of its lines.
+    bytes: usize,
     /// True when the input ended within it, or failed.
     last: bool,
     /// Why the input could not be read on, when it could not.
@@ -118,6 +120,7 @@ impl Unparsed {
         Unparsed {
             texts,
             numbers,
+            bytes,
             last,
             failed,
         }
@@ -125,9 +128,8 @@ impl Unparsed {
 
     /// The batch parsed, and the input's failure if it failed.
     fn parse(self) -> (Batch, Option<Error>) {
-        let bytes = self.texts.iter().map(Vec::len).sum();
         let batch = Batch {
-            bytes,
+            bytes: self.bytes,
             cell: Cell::new(self.texts, |texts| {
                 texts.iter().map(|text| read_line(text)).collect()
             }),
@@ -296,26 +298,15 @@ impl Ahead {
                 let read = Unparsed::fill(&mut lines, spares.try_recv().unwrap_or_default());
                 let last = read.last;
                 let (batch, failed) = read.parse();
-                let mut pieces = Vec::with_capacity(2);
-                if !batch.numbers.is_empty() {
-                    if !entry.enter(batch.bytes) {
-                        return;
-                    }
-                    pieces.push(Piece::Batch(batch));
-                }
-                if let Some(err) = failed {
-                    pieces.push(Piece::Failed(err));
-                } else if last {
-                    pieces.push(Piece::End);
-                }
-                for piece in pieces {
-                    // A send fails when the caller stopped (an error of its
-                    // own): nobody is listening then.
-                    if send.send(piece).is_err() {
-                        return;
-                    }
+                // The gate is closed, and a send fails, when the caller
+                // stopped (an error of its own): nobody is listening then.
+                let handed = batch.numbers.is_empty()
+                    || (entry.enter(batch.bytes) && send.send(Piece::Batch(batch)).is_ok());
+                if !handed {
+                    return;
                 }
                 if last {
+                    let _ = send.send(failed.map_or(Piece::End, Piece::Failed));
                     return;
                 }
             })
