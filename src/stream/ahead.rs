@@ -329,20 +329,21 @@ impl Ahead {
     /// The next piece; the thread's end without [`Piece::End`] (it
     /// panicked) is an error, never the input's end.
     fn next(&self) -> Result<Piece> {
-        self.pieces
-            .recv()
-            .map_err(|_| Error::data("the thread reading ahead stopped before the input ended"))
+        self.pieces.recv().map_err(|_| stopped())
     }
 
     /// Waits for the thread, which has sent its last piece.
     fn finish(mut self) -> Result<()> {
         match self.thread.take().map(JoinHandle::join) {
-            Some(Err(_)) => Err(Error::data(
-                "the thread reading ahead stopped before the input ended",
-            )),
+            Some(Err(_)) => Err(stopped()),
             _ => Ok(()),
         }
     }
+}
+
+/// The reading thread ended before the input did (it panicked).
+fn stopped() -> Error {
+    Error::data("the thread reading ahead stopped before the input ended")
 }
 
 impl Drop for Ahead {
