@@ -3,6 +3,7 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read};
+use std::ops::Range;
 
 use super::{grow_pipe, KEEP_AT_MOST};
 use crate::error::{Error, Result};
@@ -81,32 +82,39 @@ impl Lines {
     }
 
     /// Where in `buf` the next non-blank line is, without its line ending.
-    fn next_line_span(&mut self) -> Result<Option<std::ops::Range<usize>>> {
+    fn next_line_span(&mut self) -> Result<Option<Range<usize>>> {
         loop {
-            let (line_start, line_end) = match self.next_span()? {
-                Some(span) => span,
-                None => return Ok(None),
+            let Some(span) = self.next_span()? else {
+                return Ok(None);
             };
             self.line_number += 1;
-            let mut line = &self.buf[line_start..line_end];
-            while let [rest @ .., b'\n' | b'\r'] = line {
-                line = rest;
+            if let Some(line) = self.trimmed(span) {
+                return Ok(Some(line));
             }
-            if line.iter().all(|b| b.is_ascii_whitespace()) {
-                continue;
-            }
-            return Ok(Some(line_start..line_start + line.len()));
         }
+    }
+
+    /// The line at `span` in `buf` without its line ending; `None` when it
+    /// is blank.
+    fn trimmed(&self, span: Range<usize>) -> Option<Range<usize>> {
+        let mut line = &self.buf[span.clone()];
+        while let [rest @ .., b'\n' | b'\r'] = line {
+            line = rest;
+        }
+        if line.iter().all(|b| b.is_ascii_whitespace()) {
+            return None;
+        }
+        Some(span.start..span.start + line.len())
     }
 
     /// The span of the next line in `buf`, reading more as needed; the last
     /// line may lack its newline.
-    fn next_span(&mut self) -> Result<Option<(usize, usize)>> {
+    fn next_span(&mut self) -> Result<Option<Range<usize>>> {
         let mut searched = self.start;
         loop {
             if let Some(at) = memchr::memchr(b'\n', &self.buf[searched..self.end]) {
-                let span = (self.start, searched + at + 1);
-                self.start = span.1;
+                let span = self.start..searched + at + 1;
+                self.start = span.end;
                 return Ok(Some(span));
             }
             searched = self.end;
@@ -114,34 +122,128 @@ impl Lines {
                 if self.start == self.end {
                     return Ok(None);
                 }
-                let span = (self.start, self.end);
+                let span = self.start..self.end;
                 self.start = self.end;
                 return Ok(Some(span));
             }
-            // Make room: move the partial line to the front, then grow.
-            if self.start > 0 {
-                self.buf.copy_within(self.start..self.end, 0);
-                searched -= self.start;
-                self.end -= self.start;
-                self.start = 0;
-            }
-            if self.buf.len() - self.end < FIRST_READ {
-                let room = self.buf.len().clamp(FIRST_READ, READ_SIZE);
-                self.buf.resize(self.end + room, 0);
-            }
-            let n = loop {
-                let room = self.buf.len().min(self.end + READ_CAP);
-                match self.reader.read(&mut self.buf[self.end..room]) {
-                    Ok(n) => break n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(Error::io(&self.name, e)),
-                }
-            };
-            if n == 0 {
-                self.eof = true;
-            }
-            self.end += n;
+            searched -= self.make_room();
+            self.read_more()?;
         }
+    }
+
+    /// Makes room to read into: moves the partial line to the front, then
+    /// grows the buffer if little is left. Returns how far it moved.
+    fn make_room(&mut self) -> usize {
+        let moved = self.start;
+        if moved > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= moved;
+            self.start = 0;
+        }
+        if self.buf.len() - self.end < FIRST_READ {
+            let room = self.buf.len().clamp(FIRST_READ, READ_SIZE);
+            self.buf.resize(self.end + room, 0);
+        }
+        moved
+    }
+
+    /// Reads into the room after `end` (at most [`READ_CAP`]); nothing read
+    /// is the end of the input.
+    fn read_more(&mut self) -> Result<()> {
+        let n = loop {
+            let room = self.buf.len().min(self.end + READ_CAP);
+            match self.reader.read(&mut self.buf[self.end..room]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::io(&self.name, e)),
+            }
+        };
+        if n == 0 {
+            self.eof = true;
+        }
+        self.end += n;
+        Ok(())
+    }
+
+    /// Reads whole lines until they hold `want` bytes, the buffer is full
+    /// or the input ends, and hands over the buffer they were read into as
+    /// `batch.text`, with where each line is in it, for a reader that works
+    /// on them elsewhere ([`crate::stream::ahead`]). The lines are the ones
+    /// [`Lines::next_line`] would give. `batch`'s old buffer becomes the
+    /// one the next lines are read into, so a reader that hands its batches
+    /// back reads with no new allocation and nothing copied but a line
+    /// that straddles two batches.
+    ///
+    /// False when the input ended: `batch` holds its last lines. An input
+    /// that fails is its error, with the lines read before it in `batch`.
+    pub fn next_batch(&mut self, want: usize, batch: &mut LineBatch) -> Result<bool> {
+        batch.spans.clear();
+        batch.numbers.clear();
+        // A buffer grows to hold the batch and one read past it, once it is
+        // full and the input goes on (so a short input fills few pages with
+        // zeros); with less it would be handed over with far less in it
+        // (more batches, each a hand-over between threads). A buffer given
+        // back keeps its size.
+        let room = want.min(READ_SIZE) + READ_CAP;
+        let mut bytes = 0;
+        let mut searched = self.start;
+        let read = loop {
+            if let Some(at) = memchr::memchr(b'\n', &self.buf[searched..self.end]) {
+                let span = self.start..searched + at + 1;
+                (self.start, searched) = (span.end, span.end);
+                bytes += self.add_line(span, batch);
+                if bytes >= want {
+                    break Ok(true);
+                }
+                continue;
+            }
+            searched = self.end;
+            if self.eof {
+                if self.start < self.end {
+                    self.add_line(self.start..self.end, batch);
+                    self.start = self.end;
+                }
+                break Ok(false);
+            }
+            if batch.spans.is_empty() {
+                // Nothing in the buffer to keep where it is.
+                searched -= self.make_room();
+            } else if self.end == self.buf.len() {
+                if self.buf.len() >= room {
+                    break Ok(true);
+                }
+                // Grown in place: the lines in it stay where they are.
+                let more = self.buf.len().clamp(FIRST_READ, READ_SIZE);
+                self.buf.resize(self.buf.len() + more, 0);
+            }
+            if let Err(err) = self.read_more() {
+                break Err(err);
+            }
+        };
+        // The partial line goes to the front of the buffer read into next.
+        let tail = self.start..self.end;
+        let mut next = std::mem::take(&mut batch.text);
+        if next.len() < tail.len() {
+            next.resize(tail.len(), 0);
+        }
+        next[..tail.len()].copy_from_slice(&self.buf[tail]);
+        batch.text = std::mem::replace(&mut self.buf, next);
+        self.end -= self.start;
+        self.start = 0;
+        read
+    }
+
+    /// Counts the line at `span` in `buf`, and adds it to `batch` unless it
+    /// is blank; returns its length there.
+    fn add_line(&mut self, span: Range<usize>, batch: &mut LineBatch) -> usize {
+        self.line_number += 1;
+        let Some(line) = self.trimmed(span) else {
+            return 0;
+        };
+        let len = line.len();
+        batch.spans.push(line);
+        batch.numbers.push(self.line_number);
+        len
     }
 
     /// [`Lines::next_line`] into `line`, owned, for a reader that keeps it:
@@ -210,6 +312,25 @@ pub struct Place<'a> {
 impl std::fmt::Display for Place<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}:{}", self.name, self.line)
+    }
+}
+
+/// Whole lines in the buffer they were read into ([`Lines::next_batch`]).
+#[derive(Default)]
+pub struct LineBatch {
+    /// The buffer; the lines are where `spans` say, and anything else in
+    /// it is left over from earlier reads.
+    pub text: Vec<u8>,
+    /// Each non-blank line's bytes in `text`, without its line ending.
+    pub spans: Vec<Range<usize>>,
+    /// Each line's number in the input.
+    pub numbers: Vec<u64>,
+}
+
+impl LineBatch {
+    /// The `i`th line.
+    pub fn line(&self, i: usize) -> &[u8] {
+        &self.text[self.spans[i].clone()]
     }
 }
 
@@ -288,5 +409,85 @@ mod tests {
             ];
             assert_eq!(got, expected, "step {step}");
         }
+    }
+
+    /// Batches give the lines, at their numbers, that reading line by line
+    /// gives, however the input comes (read sizes, lines over a buffer,
+    /// blank lines, no final newline) and whatever a batch is to hold;
+    /// and no line is split between two.
+    #[test]
+    fn batches_give_the_lines_line_by_line_gives() {
+        let long = "x".repeat(3 * READ_SIZE + 7);
+        let mut text = format!("a\r\n\n  \n{long}\nb\n");
+        for n in 0..5000 {
+            text.push_str(&format!("{n} {}\n", "z".repeat(n % 300)));
+            if n % 11 == 0 {
+                text.push_str("\r\n");
+            }
+        }
+        text.push_str("last");
+        let trickle = |step| {
+            let reader = Trickle {
+                data: text.clone().into_bytes(),
+                at: 0,
+                step,
+            };
+            Lines::from_reader("t", Box::new(reader))
+        };
+        let mut expected = Vec::new();
+        let mut lines = trickle(usize::MAX);
+        while let Some(line) = lines.next_line().unwrap() {
+            expected.push((line.to_vec(), lines.line_number()));
+        }
+        for step in [1, 7, 4096, READ_SIZE, usize::MAX] {
+            for want in [1, 5000, 256 << 10, usize::MAX] {
+                let mut lines = trickle(step);
+                let mut batch = LineBatch::default();
+                let mut got = Vec::new();
+                loop {
+                    let more = lines.next_batch(want, &mut batch).unwrap();
+                    for (i, &number) in batch.numbers.iter().enumerate() {
+                        got.push((batch.line(i).to_vec(), number));
+                    }
+                    if !more {
+                        break;
+                    }
+                }
+                assert!(got == expected, "step {step}, want {want}");
+            }
+        }
+    }
+
+    /// An input that fails is an error, with the lines read before the
+    /// failure in the batch.
+    #[test]
+    fn a_batch_cut_by_a_failure_holds_the_lines_before_it() {
+        struct Failing(Option<Vec<u8>>);
+        impl Read for Failing {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                match self.0.take() {
+                    Some(data) => {
+                        buf[..data.len()].copy_from_slice(&data);
+                        Ok(data.len())
+                    }
+                    None => Err(io::Error::other("gone")),
+                }
+            }
+        }
+        let mut lines = Lines::from_reader("t", Box::new(Failing(Some(b"one\ntwo\nthr".to_vec()))));
+        let mut batch = LineBatch::default();
+        let mut got = Vec::new();
+        let err = loop {
+            let read = lines.next_batch(usize::MAX, &mut batch);
+            for (i, &number) in batch.numbers.iter().enumerate() {
+                got.push((batch.line(i).to_vec(), number));
+            }
+            match read {
+                Ok(more) => assert!(more, "ended without its failure"),
+                Err(err) => break err,
+            }
+        };
+        assert!(err.to_string().contains("gone"), "{err}");
+        assert_eq!(got, [(b"one".to_vec(), 1), (b"two".to_vec(), 2)]);
     }
 }

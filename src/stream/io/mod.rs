@@ -10,7 +10,7 @@ mod lines;
 use std::fs::File;
 use std::io::{self, Read, Write};
 
-pub use lines::{input_paths, Lines, Place};
+pub use lines::{input_paths, LineBatch, Lines, Place};
 
 use crate::error::{Error, Result};
 use crate::stream::heads::{LineHeads, Tally};
