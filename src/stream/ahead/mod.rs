@@ -2,26 +2,30 @@
 //! own, while the caller works on the ones before.
 //!
 //! agy-encode spends about a third of its time reading its input and
-//! parsing each line into an [`InputRecord`](crate::stream::message::InputRecord) (finding the strings' ends,
-//! unescaping them, checking UTF-8), and two thirds building steps and
-//! writing rows; the two halves only meet at the record. Here the first
-//! third runs on a second thread: it reads lines into buffers, a batch of
-//! about [`BATCH_BYTES`] at a time, parses each line, and hands the batch
-//! over with the records borrowing from its buffers (a [`self_cell`](mod@self_cell): the
-//! text a record borrows is not copied again).
+//! parsing each line into an
+//! [`InputRecord`](crate::stream::message::InputRecord) (finding the
+//! strings' ends, unescaping them, checking UTF-8), and two thirds building
+//! steps and writing rows; the two halves only meet at the record. Here the
+//! first third runs on a second thread: it reads whole lines into a buffer,
+//! a batch of about [`BATCH_BYTES`] at a time ([`Lines::next_batch`]),
+//! parses each line, and hands the batch over with the records borrowing
+//! from that buffer (a [`self_cell`](mod@self_cell)): a line is read into
+//! memory once and not copied again. The caller gives each buffer back to
+//! be read into again.
 //!
 //! A short input is read and parsed in place, with no thread: the first
 //! batch is always read by the caller, and the thread starts only when the
 //! input goes on past it. Most conversations end within it, and for them a
 //! thread's start is a cost with nothing to overlap.
 //!
-//! Records come in input order, each with its [`Place`](crate::stream::io::Place); a line that does
-//! not parse comes as its error, at its place, and what follows it is not
-//! given, so the caller sees exactly what reading line by line would have
-//! shown. What waits is bounded by bytes, not batches ([`IN_FLIGHT`]): a
-//! line over a batch is a batch alone, and a batch that would pass the
-//! bound waits until the caller has taken every one before it, so that
-//! long lines are never more than the caller's and the next.
+//! Records come in input order, each with its
+//! [`Place`](crate::stream::io::Place); a line that does not parse comes as
+//! its error, at its place, and what follows it is not given, so the caller
+//! sees exactly what reading line by line would have shown. What waits is
+//! bounded by the memory it holds, not by batches ([`IN_FLIGHT`]): a line
+//! over a batch is a batch alone, and a batch that would pass the bound
+//! waits until the caller has taken every one before it, so that long
+//! lines are never more than the caller's and the next.
 
 mod records;
 
@@ -30,7 +34,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use crate::error::{Error, Result};
-use crate::stream::io::Lines;
+use crate::stream::io::{LineBatch, Lines};
 use records::Batch;
 pub use records::Records;
 
@@ -40,25 +44,29 @@ pub use records::Records;
 /// costs nothing next to parsing them.
 pub const BATCH_BYTES: usize = 256 << 10;
 
-/// Bytes of lines handed over and not yet done with, at most; a batch
-/// larger than this goes over only alone.
-const IN_FLIGHT: usize = 4 * BATCH_BYTES;
+/// The memory of the batches handed over and not yet done with, at most
+/// (their buffers' size, see [`Unparsed::bytes`]); a batch larger than
+/// this goes over only alone.
+const IN_FLIGHT: usize = 8 * BATCH_BYTES;
 
 /// Batches waiting for the caller, at most ([`IN_FLIGHT`] bounds them
 /// first, unless the lines are very short).
 const QUEUED: usize = 16;
 
-/// A line buffer that a long line grew is let go, not reused.
-const REUSE_AT_MOST: usize = 1 << 20;
+/// Batches' buffers given back and kept for the thread to read into, at
+/// most: it takes one per batch, and the caller gives one back per batch.
+const SPARE: usize = 2;
 
-/// Each line's own buffer, in input order.
-type Texts = Vec<Vec<u8>>;
+/// A batch's buffer that a long line grew is let go, not read into again
+/// (a buffer is a batch and one read otherwise).
+const REUSE_AT_MOST: usize = 4 << 20;
 
 /// A batch of lines, not yet parsed.
 struct Unparsed {
-    texts: Texts,
-    numbers: Vec<u64>,
-    /// The bytes of its lines.
+    lines: LineBatch,
+    /// The memory it holds: its buffer's size, which is what the [`Gate`]
+    /// counts (a buffer is read into until its lines hold [`BATCH_BYTES`],
+    /// and it holds one read more, or a long line).
     bytes: usize,
     /// True when the input ended within it, or failed.
     last: bool,
@@ -67,39 +75,21 @@ struct Unparsed {
 }
 
 impl Unparsed {
-    /// Reads lines from `lines` until they hold [`BATCH_BYTES`] or the
-    /// input ends, into `texts`' buffers (reused; one left over is
-    /// dropped). An input that fails ends the batch: the lines before the
-    /// failure are in it, the error beside them.
-    fn fill(lines: &mut Lines, mut texts: Texts) -> Unparsed {
-        let mut numbers = Vec::new();
-        let mut bytes = 0;
-        let mut used = 0;
-        let mut failed = None;
-        let last = loop {
-            if bytes >= BATCH_BYTES {
-                break false;
-            }
-            if used == texts.len() {
-                texts.push(Vec::new());
-            }
-            match lines.next_line_into(&mut texts[used]) {
-                Ok(true) => {}
-                Ok(false) => break true,
-                Err(err) => {
-                    failed = Some(err);
-                    break true;
-                }
-            }
-            bytes += texts[used].len();
-            numbers.push(lines.line_number());
-            used += 1;
+    /// Reads whole lines from `lines` until they hold [`BATCH_BYTES`] or
+    /// the input ends, into a buffer of their own (`spare`'s buffers are
+    /// read into next). An input that fails ends the batch: the lines
+    /// before the failure are in it, the error beside them.
+    fn fill(lines: &mut Lines, mut spare: LineBatch) -> Unparsed {
+        if spare.text.capacity() > REUSE_AT_MOST {
+            spare.text = Vec::new();
+        }
+        let (last, failed) = match lines.next_batch(BATCH_BYTES, &mut spare) {
+            Ok(more) => (!more, None),
+            Err(err) => (true, Some(err)),
         };
-        texts.truncate(used);
         Unparsed {
-            texts,
-            numbers,
-            bytes,
+            bytes: spare.text.capacity(),
+            lines: spare,
             last,
             failed,
         }
@@ -161,7 +151,7 @@ impl Gate {
 /// The reading thread and the channels to it.
 struct Ahead {
     pieces: Receiver<Piece>,
-    spare: SyncSender<Texts>,
+    spare: SyncSender<LineBatch>,
     gate: Arc<Gate>,
     thread: Option<JoinHandle<()>>,
 }
@@ -169,7 +159,7 @@ struct Ahead {
 impl Ahead {
     fn start(mut lines: Lines) -> Result<Ahead> {
         let (send, pieces) = mpsc::sync_channel(QUEUED);
-        let (spare, spares) = mpsc::sync_channel::<Texts>(QUEUED + 2);
+        let (spare, spares) = mpsc::sync_channel::<LineBatch>(SPARE);
         let gate = Arc::new(Gate::default());
         let entry = Arc::clone(&gate);
         let thread = std::thread::Builder::new()
@@ -180,7 +170,7 @@ impl Ahead {
                 let (batch, failed) = read.parse();
                 // The gate is closed, and a send fails, when the caller
                 // stopped (an error of its own): nobody is listening then.
-                let handed = batch.numbers.is_empty()
+                let handed = batch.is_empty()
                     || (entry.enter(batch.bytes) && send.send(Piece::Batch(batch)).is_ok());
                 if !handed {
                     return;
@@ -201,9 +191,9 @@ impl Ahead {
 
     /// Gives a batch's buffers back for the thread to read into, its bytes
     /// done with.
-    fn recycle(&self, texts: Texts, bytes: usize) {
+    fn recycle(&self, lines: LineBatch, bytes: usize) {
         self.gate.leave(bytes);
-        let _ = self.spare.try_send(texts);
+        let _ = self.spare.try_send(lines);
     }
 
     /// The next piece; the thread's end without [`Piece::End`] (it
