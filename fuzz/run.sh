@@ -20,7 +20,7 @@ minutes=${1:?usage: fuzz/run.sh MINUTES [TARGET...]}
 shift
 # libFuzzer reads -max_total_time=0 as "no limit".
 [ "$minutes" -ge 1 ] 2>/dev/null || { echo "run.sh: MINUTES must be a whole number, 1 or more" >&2; exit 2; }
-targets=${*:-wire record decode encode onto pack dump sqlite_file decode_store roundtrip escape scan hex html_json side usage}
+targets=${*:-wire record decode encode lines onto pack dump sqlite_file decode_store roundtrip escape scan hex html_json side usage}
 jobs=${JOBS:-1}
 
 cd "$fuzz"

@@ -1,10 +1,11 @@
-//! agy-encode over an arbitrary message stream: the message reader
-//! (`encode::parse_line`) and the encoder, as its main loop runs them,
-//! plain and `--generic`.
+//! agy-encode over an arbitrary message stream: the message reader (a
+//! batch of lines at a time, `stream::ahead::Records`) and the encoder, as
+//! its main loop runs them, plain and `--generic`.
 #![no_main]
 
 use agy_fuzz::{lines, sink};
-use agy_tools::encode::{self, Encoder, Options};
+use agy_tools::encode::{Encoder, Options};
+use agy_tools::stream::ahead::Records;
 use libfuzzer_sys::fuzz_target;
 
 fn encode(data: &[u8], generic: bool) {
@@ -13,12 +14,11 @@ fn encode(data: &[u8], generic: bool) {
         id: Some("fuzz-conversation".to_string()),
     });
     let mut out = sink();
-    let mut input = lines(data);
-    while let Ok(Some(line)) = input.next_line() {
-        let result = encode::parse_line(line).and_then(|r| encoder.record(r, &mut out));
-        if result.is_err() {
-            return;
-        }
+    let read = Records::new(lines(data)).for_each(|_, record| {
+        record.and_then(|record| encoder.record(record, &mut out))
+    });
+    if read.is_err() {
+        return;
     }
     let _ = encoder.finish(&mut out);
     let _ = out.flush();
