@@ -119,7 +119,7 @@ impl Conversation {
                 Block::ToolUse { id, name, input } => {
                     self.calls += 1;
                     let rendered = match page.call_later(name, *input) {
-                        Some(work) => Held::later(work),
+                        Some(work) => Held::later(input.get().len(), work),
                         None => Held::render(|out| page.call(out, name, *input)),
                     };
                     self.held.push(HeldCall {

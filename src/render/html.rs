@@ -120,9 +120,10 @@ fn json_pre(out: &mut Out, json: &Pretty) {
         pretty_pre(out, "json", json);
     } else if handed_over(len) && out.defers() {
         let json = json.to_owned_parts();
-        out.defer(Box::new(move |out| {
-            pre(out, "json", Source::Text(&json.whole()))
-        }));
+        out.defer(
+            len,
+            Box::new(move |out| pre(out, "json", Source::Text(&json.whole()))),
+        );
     } else {
         pre(out, "json", Source::Text(&json.whole()));
     }
@@ -592,7 +593,8 @@ impl Page for Html {
                 Some(long) => long_pre(out, "", &long),
                 None if handed_over(body.len()) && out.defers() => {
                     let body = body.to_string();
-                    out.defer(Box::new(move |out| pre(out, "", Source::Json(&body))));
+                    let size = body.len();
+                    out.defer(size, Box::new(move |out| pre(out, "", Source::Json(&body))));
                 }
                 None => pre(out, "", Source::Json(body)),
             },

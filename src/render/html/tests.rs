@@ -111,7 +111,7 @@ fn calls_rendered_later_are_rendered_as_in_place() {
         let held = match html.call_later(name, input) {
             Some(work) => {
                 later += 1;
-                Held::later(work)
+                Held::later(input.get().len(), work)
             }
             None => Held::render(|out| html.call(out, name, input)),
         };
