@@ -45,8 +45,7 @@ pub use records::Records;
 pub const BATCH_BYTES: usize = 256 << 10;
 
 /// The memory of the batches handed over and not yet done with, at most
-/// (their buffers' size, see [`Unparsed::bytes`]); a batch larger than
-/// this goes over only alone.
+/// (see [`held`]); a batch larger than this goes over only alone.
 const IN_FLIGHT: usize = 8 * BATCH_BYTES;
 
 /// Batches waiting for the caller, at most ([`IN_FLIGHT`] bounds them
@@ -64,10 +63,6 @@ const REUSE_AT_MOST: usize = 4 << 20;
 /// A batch of lines, not yet parsed.
 struct Unparsed {
     lines: LineBatch,
-    /// The memory it holds: its buffer's size, which is what the [`Gate`]
-    /// counts (a buffer is read into until its lines hold [`BATCH_BYTES`],
-    /// and it holds one read more, or a long line).
-    bytes: usize,
     /// True when the input ended within it, or failed.
     last: bool,
     /// Why the input could not be read on, when it could not.
@@ -88,12 +83,19 @@ impl Unparsed {
             Err(err) => (true, Some(err)),
         };
         Unparsed {
-            bytes: spare.text.capacity(),
             lines: spare,
             last,
             failed,
         }
     }
+}
+
+/// The memory a batch holds, which is what the [`Gate`] counts: its
+/// buffer's size (a buffer is read into until its lines hold
+/// [`BATCH_BYTES`], and holds one read more, or a long line). Nothing
+/// changes it between the thread's entry and the caller's leaving.
+fn held(lines: &LineBatch) -> usize {
+    lines.text.capacity()
 }
 
 /// What the reading thread hands over.
@@ -170,8 +172,9 @@ impl Ahead {
                 let (batch, failed) = read.parse();
                 // The gate is closed, and a send fails, when the caller
                 // stopped (an error of its own): nobody is listening then.
-                let handed = batch.is_empty()
-                    || (entry.enter(batch.bytes) && send.send(Piece::Batch(batch)).is_ok());
+                let lines = batch.borrow_owner();
+                let handed = lines.spans.is_empty()
+                    || (entry.enter(held(lines)) && send.send(Piece::Batch(batch)).is_ok());
                 if !handed {
                     return;
                 }
@@ -189,10 +192,13 @@ impl Ahead {
         })
     }
 
-    /// Gives a batch's buffers back for the thread to read into, its bytes
-    /// done with.
-    fn recycle(&self, lines: LineBatch, bytes: usize) {
-        self.gate.leave(bytes);
+    /// Gives a batch's buffers back for the thread to read into, its
+    /// memory done with when it came through the gate (`gated`: all but
+    /// the first, which the caller read).
+    fn recycle(&self, lines: LineBatch, gated: bool) {
+        if gated {
+            self.gate.leave(held(&lines));
+        }
         let _ = self.spare.try_send(lines);
     }
 

@@ -14,40 +14,24 @@ use crate::stream::message_reader::read_line;
 type Parsed<'a> = Vec<Result<InputRecord<'a>>>;
 
 self_cell!(
-    /// Lines and the records parsed from them, which borrow their text.
-    struct Cell {
+    /// A batch of lines and the records parsed from them, which borrow
+    /// their text.
+    pub(super) struct Batch {
         owner: LineBatch,
         #[covariant]
         dependent: Parsed,
     }
 );
 
-/// A batch of lines, parsed.
-pub(super) struct Batch {
-    cell: Cell,
-    /// The memory it holds ([`Unparsed::bytes`]).
-    pub(super) bytes: usize,
-}
-
 impl Unparsed {
     /// The batch parsed, and the input's failure if it failed.
     pub(super) fn parse(self) -> (Batch, Option<Error>) {
-        let batch = Batch {
-            bytes: self.bytes,
-            cell: Cell::new(self.lines, |lines| {
-                let text = &lines.text;
-                let parse = |span: &std::ops::Range<usize>| read_line(&text[span.clone()]);
-                lines.spans.iter().map(parse).collect()
-            }),
-        };
+        let batch = Batch::new(self.lines, |lines| {
+            let text = &lines.text;
+            let parse = |span: &std::ops::Range<usize>| read_line(&text[span.clone()]);
+            lines.spans.iter().map(parse).collect()
+        });
         (batch, self.failed)
-    }
-}
-
-impl Batch {
-    /// Whether it holds no line.
-    pub(super) fn is_empty(&self) -> bool {
-        self.cell.borrow_owner().spans.is_empty()
     }
 }
 
@@ -102,12 +86,12 @@ impl Records {
         // The first batch is parsed here while the thread reads the next;
         // it was never in flight.
         let mut done = give(&name, first.parse().0, &mut each)?;
-        let mut bytes = 0;
+        let mut gated = false;
         loop {
-            ahead.recycle(done, bytes);
+            ahead.recycle(done, gated);
             match ahead.next()? {
                 Piece::Batch(batch) => {
-                    bytes = batch.bytes;
+                    gated = true;
                     done = give(&name, batch, &mut each)?;
                 }
                 Piece::Failed(err) => return Err(err),
@@ -123,13 +107,13 @@ fn give<F>(name: &str, mut batch: Batch, each: &mut F) -> Result<LineBatch>
 where
     F: FnMut(Place<'_>, Result<InputRecord<'_>>) -> Result<()>,
 {
-    batch.cell.with_dependent_mut(|lines, parsed| {
+    batch.with_dependent_mut(|lines, parsed| {
         for (record, &line) in parsed.drain(..).zip(&lines.numbers) {
             each(Place { name, line }, record)?;
         }
         Ok::<_, Error>(())
     })?;
-    Ok(batch.cell.into_owner())
+    Ok(batch.into_owner())
 }
 
 #[cfg(test)]
