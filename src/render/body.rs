@@ -66,10 +66,9 @@ const HELD_ROOM: usize = 4 << 10;
 pub type Work = Box<dyn FnOnce(&mut Vec<u8>) + Send>;
 
 enum Job {
-    Append(Vec<u8>),
     /// The bytes, with what each work renders going in at its offset into
-    /// them (in order).
-    Render(Vec<u8>, Vec<(usize, Work)>),
+    /// them (in order; mostly none).
+    Append(Vec<u8>, Vec<(usize, Work)>),
     /// Hand back the spool of the body so far and start a new one.
     Take(mpsc::Sender<Result<Spool>>),
     /// A spool that has been copied out: its file is closed there.
@@ -168,13 +167,7 @@ impl Bodies {
             self.batch.clear();
             return Ok(spool);
         }
-        let works = std::mem::take(&mut self.handoff.works);
-        self.handoff.work_bytes = 0;
-        match (batch.is_empty(), works.is_empty()) {
-            (true, true) => {}
-            (_, true) => self.handoff.send(Job::Append(batch))?,
-            _ => self.handoff.send(Job::Render(batch, works))?,
-        }
+        self.handoff.send_batch(batch)?;
         let (reply, answer) = mpsc::channel();
         self.handoff.send(Job::Take(reply))?;
         answer.recv().map_err(|_| gone())?
@@ -217,13 +210,7 @@ impl Spill for Handoff {
             return;
         }
         let full = self.swap_out(batch);
-        let works = std::mem::take(&mut self.works);
-        self.work_bytes = 0;
-        let job = match works.is_empty() {
-            true => Job::Append(full),
-            false => Job::Render(full, works),
-        };
-        let sent = self.send(job);
+        let sent = self.send_batch(full);
         self.note(sent);
     }
 
@@ -272,6 +259,17 @@ impl Handoff {
             }
             self.broken = true;
         }
+    }
+
+    /// Sends `bytes` with the works deferred into them, unless there is
+    /// neither.
+    fn send_batch(&mut self, bytes: Vec<u8>) -> Result<()> {
+        let works = std::mem::take(&mut self.works);
+        self.work_bytes = 0;
+        if bytes.is_empty() && works.is_empty() {
+            return Ok(());
+        }
+        self.send(Job::Append(bytes, works))
     }
 
     fn send(&mut self, job: Job) -> Result<()> {
@@ -470,33 +468,23 @@ fn write_bodies(queue: Receiver<Job>, recycle: SyncSender<Vec<u8>>) {
     let mut rendered = Vec::new();
     for job in queue {
         match job {
-            Job::Render(bytes, works) => {
+            Job::Append(bytes, works) => {
+                let mut append = |piece: &[u8]| {
+                    if failed.is_none() {
+                        if let Err(e) = spool.append(piece) {
+                            failed = Some(e);
+                        }
+                    }
+                };
                 let mut at = 0;
                 for (offset, work) in works {
                     rendered.clear();
                     work(&mut rendered);
-                    for piece in [&bytes[at..offset], &rendered] {
-                        if failed.is_none() {
-                            if let Err(e) = spool.append(piece) {
-                                failed = Some(e);
-                            }
-                        }
-                    }
+                    append(&bytes[at..offset]);
+                    append(&rendered);
                     at = offset;
                 }
-                if failed.is_none() {
-                    if let Err(e) = spool.append(&bytes[at..]) {
-                        failed = Some(e);
-                    }
-                }
-                let _ = recycle.try_send(bytes);
-            }
-            Job::Append(bytes) => {
-                if failed.is_none() {
-                    if let Err(e) = spool.append(&bytes) {
-                        failed = Some(e);
-                    }
-                }
+                append(&bytes[at..]);
                 // Kept only while the other side has room for it.
                 let _ = recycle.try_send(bytes);
             }
