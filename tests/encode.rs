@@ -646,3 +646,38 @@ fn a_long_stream_is_read_ahead_in_order_and_a_bad_line_is_named() {
         rows.len()
     );
 }
+
+/// agy 1.2's conversation A, as agy writes it (FORMAT.md section 13,
+/// tests/support/agy12.rs) and agy-decode --all reads it, encodes to the
+/// same rows when it comes after 300 KiB of another conversation, so that
+/// it is read and parsed on the reading thread, as when it comes alone and
+/// is read in place.
+#[test]
+fn a_real_conversation_read_ahead_encodes_as_one_read_in_place() {
+    let scratch = support::Scratch::new("encode-ahead-agy12");
+    support::agy12::conversation_a(&scratch.path, None);
+    let root = scratch.path.to_str().unwrap();
+    let messages = String::from_utf8(run_ok("agy-decode", &["--all", root], b"")).unwrap();
+    assert!(messages.contains(support::agy12::A), "{messages}");
+    let alone = encode(&[], &messages);
+
+    let filler: String = (0..300)
+        .map(|idx| {
+            format!(
+                r#"{{"conversation":"filler","kind":"message","role":"user","idx":{idx},"content":[{{"type":"text","text":"{}"}}]}}"#,
+                "x".repeat(1200)
+            ) + "\n"
+        })
+        .collect();
+    assert!(filler.len() > 256 << 10, "{} bytes", filler.len());
+    let after = encode(&[], &(filler + &messages));
+    let of_a: String = after
+        .lines()
+        .filter(|line| {
+            serde_json::from_str::<Value>(line).unwrap()["conversation"] == support::agy12::A
+        })
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert!(alone.lines().count() > 10, "{alone}");
+    assert_same_lines(&of_a, &alone);
+}
