@@ -27,9 +27,9 @@ impl Unparsed {
     /// The batch parsed, and the input's failure if it failed.
     pub(super) fn parse(self) -> (Batch, Option<Error>) {
         let batch = Batch::new(self.lines, |lines| {
-            let text = &lines.text;
-            let parse = |span: &std::ops::Range<usize>| read_line(&text[span.clone()]);
-            lines.spans.iter().map(parse).collect()
+            (0..lines.spans.len())
+                .map(|i| read_line(lines.line(i)))
+                .collect()
         });
         (batch, self.failed)
     }
