@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use agy_tools::cli;
 use agy_tools::cli::flags::{self, Bin, Program};
+use agy_tools::cli::heap::Heap;
 use agy_tools::error::{Error, Result};
 use agy_tools::render::{self, RenderOptions};
 
@@ -27,6 +28,13 @@ or on an I/O error; 2 usage error. See agy-render(1).
     man: include_str!("../../man/agy-render.1"),
 };
 
+// A long page's calls are rendered by a second thread, their inputs
+// copied here and freed there; see cli::heap for why that wants its own
+// allocator, and why it is named here.
+#[global_allocator]
+static HEAP: Heap<mimalloc::MiMalloc> =
+    Heap::new(mimalloc::MiMalloc, libmimalloc_sys::mi_is_in_heap_region);
+
 fn main() -> ExitCode {
     cli::run(NAME, run)
 }
@@ -38,6 +46,7 @@ fn run() -> Result<()> {
     let options = RenderOptions {
         format: args.render_format,
         out_dir: args.out,
+        threading: Some(|| HEAP.share()),
     };
     let mut inputs = args.paths;
     if inputs.is_empty() {

@@ -11,7 +11,12 @@
 //! turn (`__lll_lock_wait_private` was where most of the main thread's
 //! context switches were), and the read-ahead took as long as reading in
 //! one thread, for half again the CPU. mimalloc puts a block that another
-//! thread frees on a list of its own, without a lock.
+//! thread frees on a list of its own, without a lock. agy-render met the
+//! same lock once a long page's calls went to its spooling thread
+//! (`render::body`), each with its input copied on the rendering
+//! thread and freed on the other: 180 -> 1,100 context switches a run on
+//! big.db's messages, nine in ten of them waiting on that lock, and a
+//! fifth more CPU; with this heap, 50-80.
 //!
 //! Only from [`Heap::share`] on, when the thread starts: until then a run
 //! allocates as it would without this (mimalloc's pages, touched by a
@@ -33,8 +38,8 @@
 //! first touch and split again at exit), cost a short run a tenth more.
 //! The binary names it ([`Heap`]'s parameter), not this library: mimalloc
 //! starts in every process it is linked into (a constructor reading its
-//! options from the environment), and only agy-encode hands records from
-//! thread to thread.
+//! options from the environment), and only agy-encode and agy-render
+//! hand blocks from thread to thread.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::ffi::c_void;

@@ -103,6 +103,8 @@ struct Handoff {
     broken: bool,
     /// Why, until [`Bodies::filled`] says it.
     why: Option<Error>,
+    /// Called just before the other thread starts ([`Bodies::new`]).
+    threading: Option<fn()>,
 }
 
 struct Started {
@@ -117,13 +119,23 @@ fn gone() -> Error {
 }
 
 impl Bodies {
+    /// Bodies that call `threading`, if given, just before their spooling
+    /// thread starts, if it does: agy-render's allocator is told that
+    /// blocks are about to go from thread to thread ([`crate::cli::heap`]),
+    /// as a call's copied input does, freed where it was rendered.
+    pub fn new(threading: Option<fn()>) -> Bodies {
+        let mut bodies = Bodies::default();
+        bodies.handoff.threading = threading;
+        bodies
+    }
+
     /// Bodies whose spooling thread is started now, not at the first full
     /// batch: for tests that hold what it renders to what is rendered in
     /// place.
     #[cfg(test)]
     pub fn started() -> Result<Bodies> {
         let mut bodies = Bodies::default();
-        bodies.handoff.started = Some(Started::new()?);
+        bodies.handoff.started = Some(Started::new(None)?);
         Ok(bodies)
     }
 
@@ -275,7 +287,7 @@ impl Handoff {
     fn send(&mut self, job: Job) -> Result<()> {
         let started = match &mut self.started {
             Some(started) => started,
-            None => self.started.insert(Started::new()?),
+            None => self.started.insert(Started::new(self.threading)?),
         };
         let jobs = started.jobs.as_ref().ok_or_else(gone)?;
         jobs.send(job).map_err(|_| gone())
@@ -283,7 +295,11 @@ impl Handoff {
 }
 
 impl Started {
-    fn new() -> Result<Started> {
+    /// Starts the spooling thread, calling `threading` first.
+    fn new(threading: Option<fn()>) -> Result<Started> {
+        if let Some(threading) = threading {
+            threading();
+        }
         let (jobs, queue) = mpsc::sync_channel(QUEUE);
         let (recycle, empties) = mpsc::sync_channel(QUEUE + 1);
         let writer = std::thread::Builder::new()
@@ -511,6 +527,29 @@ mod tests {
         spool.copy_range(0..spool.len(), &mut out).unwrap();
         out.flush().unwrap();
         sink.take()
+    }
+
+    /// The hook is called once, as the thread starts at a first full
+    /// batch, and not for a page that never fills one.
+    #[test]
+    fn threading_is_called_when_the_thread_starts() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static CALLS: AtomicUsize = AtomicUsize::new(0);
+        let threading = || {
+            CALLS.fetch_add(1, Ordering::Relaxed);
+        };
+        let mut short = Bodies::new(Some(threading));
+        short.append(&[b'x'; 1000]).unwrap();
+        assert!(!short.out().defers());
+        short.take().unwrap();
+        assert_eq!(CALLS.load(Ordering::Relaxed), 0);
+        let mut long = Bodies::new(Some(threading));
+        for _ in 0..3 {
+            long.append(&vec![b'x'; BATCH]).unwrap();
+        }
+        assert!(long.out().defers());
+        assert_eq!(long.take().unwrap().len(), 3 * BATCH as u64);
+        assert_eq!(CALLS.load(Ordering::Relaxed), 1);
     }
 
     #[test]

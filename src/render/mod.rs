@@ -91,6 +91,9 @@ pub struct RenderOptions {
     /// Write a page per conversation and an index here, instead of one
     /// document to standard output.
     pub out_dir: Option<PathBuf>,
+    /// Called just before a second thread starts, if one does
+    /// ([`body::Bodies::new`]).
+    pub threading: Option<fn()>,
 }
 
 /// What a run did.
@@ -158,7 +161,7 @@ pub fn render(
     let mut run = Run {
         page,
         target,
-        bodies: Bodies::default(),
+        bodies: Bodies::new(options.threading),
         current: None,
         done: HashSet::new(),
         unknown_kinds: HashSet::new(),

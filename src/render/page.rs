@@ -77,9 +77,9 @@ pub trait Page {
     fn tool_start(&self, out: &mut Vec<u8>, number: Option<u64>);
     fn call(&self, out: &mut Out, name: &str, input: Raw<'_>);
     /// [`Page::call`] as work for [`Out::defer`], with what it reads
-    /// copied, when the format renders calls so and this one is worth it
-    /// (large, not so large that its copy would matter); `None` to render
-    /// it in place.
+    /// copied, when the format renders calls so and this one's copy would
+    /// not matter; `None` to render it in place. Asked only when the body
+    /// has a spooling thread to do it ([`Out::defers`]).
     fn call_later(&self, _name: &str, _input: Raw<'_>) -> Option<Work> {
         None
     }

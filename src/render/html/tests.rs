@@ -77,8 +77,8 @@ fn deferred_results_are_rendered_as_in_place() {
     assert!(shown.contains("\"name\": \"f2999 &amp; &lt;x>.rs\",\n"));
 }
 
-/// A call rendered later by the spooling thread, as a large one is, is
-/// what it is rendered as in place.
+/// A call rendered later by the spooling thread, as every one but the
+/// longest is, is what it is rendered as in place.
 #[test]
 fn calls_rendered_later_are_rendered_as_in_place() {
     let html = Html::new();
@@ -100,6 +100,11 @@ fn calls_rendered_later_are_rendered_as_in_place() {
             serde_json::json!({"command": text, "description": "long"}),
         ),
         ("Bash", serde_json::json!({"command": "ls & <x>"})),
+        // Over the limit: written in pieces as it is made, in place.
+        (
+            "Write",
+            serde_json::json!({"file_path": "/w/b.txt", "content": text.repeat(20)}),
+        ),
     ];
     let raws: Vec<(&str, String)> = inputs.iter().map(|(n, i)| (*n, i.to_string())).collect();
     let mut in_place = Vec::new();
@@ -118,7 +123,7 @@ fn calls_rendered_later_are_rendered_as_in_place() {
         held.write(&mut bodies.out()).unwrap();
         bodies.filled().unwrap();
     }
-    assert_eq!(later, 3);
+    assert_eq!(later, 4);
     let deferred = contents(&mut bodies.take().unwrap());
     assert_same(&deferred, &in_place);
     let shown = String::from_utf8(in_place).unwrap();
