@@ -29,7 +29,7 @@ pub(super) fn write(
             "artifact name {name:?} is not a Markdown file at the top of the brain directory"
         )));
     }
-    if !seen.insert(name.clone()) {
+    if !seen.insert(name.to_string()) {
         return Err(Error::data(format!("artifact {name:?} comes twice")));
     }
     let text = record.text.unwrap_or_default();

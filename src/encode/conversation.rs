@@ -221,12 +221,12 @@ impl Conversation {
                 .map(Timestamp::parse)
                 .transpose()
                 .map_err(Error::data)?,
-            cwd: record.cwd,
-            git_branch: record.git_branch,
-            title: record.title,
-            parent_conversation_id: record.parent_conversation_id,
+            cwd: record.cwd.map(Cow::into_owned),
+            git_branch: record.git_branch.map(Cow::into_owned),
+            title: record.title.map(Cow::into_owned),
+            parent_conversation_id: record.parent_conversation_id.map(Cow::into_owned),
             forked_from: record.forked_from,
-            incomplete: record.incomplete,
+            incomplete: record.incomplete.map(Cow::into_owned),
         };
         if let Some(fork) = &self.meta.forked_from {
             fork_reference(fork)?;

@@ -136,16 +136,18 @@ impl Encoder {
 
     /// Consumes one record, writing the rows it completes to `out`.
     pub fn record(&mut self, record: InputRecord, out: &mut Output) -> Result<()> {
-        let id = match (&record.conversation, &self.options.id) {
-            (Some(id), _) | (None, Some(id)) => id.clone(),
+        let id: &str = match (&record.conversation, &self.options.id) {
+            (Some(id), _) => id,
+            (None, Some(id)) => id,
             (None, None) => {
                 return Err(Error::data(
                     "record has no \"conversation\" (give one with --id)",
                 ))
             }
         };
-        self.unread.note(&id, &record);
-        if self.current.as_ref().map(|c| c.id.as_str()) != Some(id.as_str()) {
+        self.unread.note(id, &record);
+        if self.current.as_ref().map(|c| c.id.as_str()) != Some(id) {
+            let id = id.to_string();
             self.finish(out)?;
             if self.finished.contains(&id) {
                 return Err(Error::data(format!(

@@ -149,31 +149,31 @@ impl<'a> Cursor<'a> {
         // Which keys came, null or not: serde refuses any key twice.
         let mut seen = [false; 21];
         self.object(|s, key| match key {
-            "conversation" => set(&mut seen[0], &mut r.conversation, s.owned_string()),
-            "kind" => set(&mut seen[1], &mut r.kind, s.owned_string()),
+            "conversation" => set(&mut seen[0], &mut r.conversation, s.optional_string()),
+            "kind" => set(&mut seen[1], &mut r.kind, s.optional_string()),
             "role" => set(&mut seen[2], &mut r.role, s.role()),
-            "timestamp" => set(&mut seen[3], &mut r.timestamp, s.owned_string()),
-            "model" => set(&mut seen[4], &mut r.model, s.owned_string()),
-            "stop_reason" => set(&mut seen[5], &mut r.stop_reason, s.owned_string()),
+            "timestamp" => set(&mut seen[3], &mut r.timestamp, s.optional_string()),
+            "model" => set(&mut seen[4], &mut r.model, s.optional_string()),
+            "stop_reason" => set(&mut seen[5], &mut r.stop_reason, s.optional_string()),
             "usage" => set(&mut seen[6], &mut r.usage, s.by_serde()),
             "content" => set(&mut seen[7], &mut r.content, s.blocks()),
-            "id" => set(&mut seen[8], &mut r.id, s.owned_string()),
-            "cwd" => set(&mut seen[9], &mut r.cwd, s.owned_string()),
-            "git_branch" => set(&mut seen[10], &mut r.git_branch, s.owned_string()),
-            "title" => set(&mut seen[11], &mut r.title, s.owned_string()),
-            "step_type" => set(&mut seen[12], &mut r.step_type, s.owned_string()),
+            "id" => set(&mut seen[8], &mut r.id, s.optional_string()),
+            "cwd" => set(&mut seen[9], &mut r.cwd, s.optional_string()),
+            "git_branch" => set(&mut seen[10], &mut r.git_branch, s.optional_string()),
+            "title" => set(&mut seen[11], &mut r.title, s.optional_string()),
+            "step_type" => set(&mut seen[12], &mut r.step_type, s.optional_string()),
             "idx" => set(&mut seen[13], &mut r.idx, s.optional_i64()),
             "implicit" => set(&mut seen[14], &mut r.implicit, s.optional_bool()),
             "parent_conversation_id" => set(
                 &mut seen[15],
                 &mut r.parent_conversation_id,
-                s.owned_string(),
+                s.optional_string(),
             ),
             "forked_from" => set(&mut seen[16], &mut r.forked_from, s.by_serde()),
-            "raw" => set(&mut seen[17], &mut r.raw, s.owned_string()),
-            "name" => set(&mut seen[18], &mut r.name, s.owned_string()),
-            "time" => set(&mut seen[19], &mut r.time, s.owned_string()),
-            "text" => set(&mut seen[20], &mut r.text, s.owned_string()),
+            "raw" => set(&mut seen[17], &mut r.raw, s.optional_string()),
+            "name" => set(&mut seen[18], &mut r.name, s.optional_string()),
+            "time" => set(&mut seen[19], &mut r.time, s.optional_string()),
+            "text" => set(&mut seen[20], &mut r.text, s.optional_string()),
             // A key no record defines: the slow path lists it as unread.
             _ => None,
         })?;
@@ -208,11 +208,6 @@ impl<'a> Cursor<'a> {
             }
         }
         Some(r)
-    }
-
-    /// A string or null, owned: the record-level fields are short.
-    fn owned_string(&mut self) -> Option<Option<String>> {
-        Some(self.optional_string()?.map(Cow::into_owned))
     }
 
     fn role(&mut self) -> Option<Option<Role>> {

@@ -136,7 +136,7 @@ impl Merger {
 /// A checkpoint naming the conversation `title`.
 fn title_checkpoint(id: &str, title: &str) -> InputRecord<'static> {
     InputRecord {
-        conversation: Some(id.to_string()),
+        conversation: Some(id.to_string().into()),
         kind: Some("message".into()),
         role: Some(Role::System),
         step_type: Some("CHECKPOINT".into()),

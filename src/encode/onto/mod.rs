@@ -253,7 +253,7 @@ impl Merger {
                 let kind = record
                     .kind
                     .ok_or_else(|| Error::data("record has no \"kind\""))?;
-                (id, kind.into_bytes())
+                (id.into_owned(), kind.into_owned().into_bytes())
             }
         };
         if self.conv.as_ref().map(|c| c.id.as_str()) != Some(id.as_str()) {

@@ -305,33 +305,38 @@ pub fn unread_keys(line: &[u8]) -> Vec<String> {
 /// `meta` fields, checked by the reader. Keys outside a record's kind are
 /// not read (hand-converted transcripts may carry extra bookkeeping); the
 /// reader lists them in [`InputRecord::unread`] so agy-encode can say so.
+///
+/// Its strings borrow from the line where they need no unescaping, as the
+/// blocks' do: owned, the record-level ones (the conversation id, kind,
+/// timestamp, model, a system step's `raw` hex) were five allocations a
+/// record on the reading thread and five frees on agy-encode's other.
 #[derive(Debug, Default, PartialEq, Deserialize)]
 pub struct InputRecord<'a> {
-    pub conversation: Option<String>,
-    pub kind: Option<String>,
+    pub conversation: Option<Cow<'a, str>>,
+    pub kind: Option<Cow<'a, str>>,
     pub role: Option<Role>,
-    pub timestamp: Option<String>,
-    pub model: Option<String>,
-    pub stop_reason: Option<String>,
+    pub timestamp: Option<Cow<'a, str>>,
+    pub model: Option<Cow<'a, str>>,
+    pub stop_reason: Option<Cow<'a, str>>,
     pub usage: Option<Usage>,
     #[serde(borrow)]
     pub content: Option<Vec<Block<'a>>>,
-    pub id: Option<String>,
-    pub cwd: Option<String>,
-    pub git_branch: Option<String>,
-    pub title: Option<String>,
-    pub step_type: Option<String>,
+    pub id: Option<Cow<'a, str>>,
+    pub cwd: Option<Cow<'a, str>>,
+    pub git_branch: Option<Cow<'a, str>>,
+    pub title: Option<Cow<'a, str>>,
+    pub step_type: Option<Cow<'a, str>>,
     pub idx: Option<i64>,
     pub implicit: Option<bool>,
-    pub raw: Option<String>,
-    pub parent_conversation_id: Option<String>,
+    pub raw: Option<Cow<'a, str>>,
+    pub parent_conversation_id: Option<Cow<'a, str>>,
     pub forked_from: Option<ForkedFrom>,
     /// A `meta` record's word that the conversation is not whole.
-    pub incomplete: Option<String>,
+    pub incomplete: Option<Cow<'a, str>>,
     /// An `artifact` record's file name, time and Markdown.
-    pub name: Option<String>,
-    pub time: Option<String>,
-    pub text: Option<String>,
+    pub name: Option<Cow<'a, str>>,
+    pub time: Option<Cow<'a, str>>,
+    pub text: Option<Cow<'a, str>>,
     /// Keys of the line that nothing reads ([`unread_keys`]); filled by
     /// [`crate::stream::message_reader::read_line`].
     #[serde(skip)]
