@@ -102,6 +102,72 @@ fn unedited_messages_give_back_every_byte() {
     }
 }
 
+/// The db and schema records of `stream`'s conversation and an end record
+/// that says so: a database agy made and wrote nothing into.
+fn without_rows(stream: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut schema = 0;
+    for line in stream.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let mut record: Value = serde_json::from_slice(line).unwrap();
+        match record["kind"].as_str().unwrap() {
+            "db" | "schema" => {
+                schema += u64::from(record["kind"] == "schema");
+                out.extend_from_slice(line);
+                out.push(b'\n');
+            }
+            "end" => {
+                record["schema"] = schema.into();
+                record["rows"] = serde_json::json!({});
+                record["index"] = 0.into();
+                record["files"] = 0.into();
+                serde_json::to_writer(&mut out, &record).unwrap();
+                out.push(b'\n');
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A conversation with no rows decodes to its meta record alone, which
+/// `--onto` writes back as it was; with another conversation's record
+/// among its own, it is refused, named.
+#[test]
+fn a_conversation_with_no_rows_is_given_back_whole() {
+    let scratch = Scratch::new("onto-no-rows");
+    let root = scratch.join("real");
+    real_shaped(&root);
+    let original = without_rows(&dump(&root));
+    let messages = run_ok("agy-decode", &[], &original);
+    assert_eq!(messages.iter().filter(|&&b| b == b'\n').count(), 1);
+    let meta: Value = serde_json::from_slice(&messages).unwrap();
+    assert_eq!(meta["kind"], "meta", "{meta}");
+    let onto = scratch.join("empty.rows");
+    std::fs::write(&onto, &original).unwrap();
+    let back = run_ok("agy-encode", &["--onto", onto.to_str().unwrap()], &messages);
+    assert!(back == original, "{}", String::from_utf8_lossy(&back));
+
+    // Another conversation's schema record among this one's: the rest of
+    // this one is not reached, so what is written says it is not whole
+    // (no end record: agy-pack will not put it in place), and why.
+    let mut lines: Vec<&[u8]> = original.split_inclusive(|&b| b == b'\n').collect();
+    let other = String::from_utf8(lines[2].to_vec())
+        .unwrap()
+        .replace(ID, "00000000-0000-4000-8000-000000000000");
+    lines.insert(3, other.as_bytes());
+    let split = scratch.join("split.rows");
+    std::fs::write(&split, lines.concat()).unwrap();
+    let out = support::run(
+        "agy-encode",
+        &["--onto", split.to_str().unwrap()],
+        &messages,
+    );
+    let err = support::stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("no end record"), "{err}");
+    assert!(!out.stdout.windows(12).any(|w| w == b"\"kind\":\"end\""));
+}
+
 /// The rows of a dump by (conversation, table, key), key being idx where
 /// the table has one.
 fn rows(stream: &[u8]) -> BTreeMap<(String, String, String), Value> {

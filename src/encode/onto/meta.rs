@@ -56,8 +56,12 @@ impl Merger {
                 "its meta record says its messages are not all of it ({why}): what is missing would be deleted; nothing of it is written back"
             )));
         }
-        let before: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_slice(&original).expect("the decoder writes JSON");
+        // The decoder has the conversation open once its db record was read
+        // ([`Merger::begin`]); without one there is nothing to compare to.
+        let before: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&original)
+            .map_err(|_| {
+                Error::data("the --onto stream has no db, schema or row record of it to hold its meta record to")
+            })?;
         let mut changed: Vec<&str> = Vec::new();
         for key in edited.keys().chain(before.keys()) {
             if edited.get(key) != before.get(key) && !changed.contains(&key.as_str()) {

@@ -417,7 +417,15 @@ impl Merger {
             }
             found = true;
             match &record {
-                Record::Db { .. } | Record::Schema { .. } => write_line(out, &line)?,
+                Record::Db { .. } | Record::Schema { .. } => {
+                    // The decoder opens the conversation here too, so one
+                    // with no rows at all (a database agy made and wrote
+                    // nothing into) has the meta record agy-decode gave it.
+                    self.decoder
+                        .original_record(&record, &mut Vec::new())
+                        .map_err(|e| self.original_error(e))?;
+                    write_line(out, &line)?
+                }
                 Record::Row { table, row, .. } if table != "steps" => {
                     if table == "trajectory_metadata_blob"
                         && row
