@@ -417,15 +417,7 @@ impl Merger {
             }
             found = true;
             match &record {
-                Record::Db { .. } | Record::Schema { .. } => {
-                    // The decoder opens the conversation here too, so one
-                    // with no rows at all (a database agy made and wrote
-                    // nothing into) has the meta record agy-decode gave it.
-                    self.decoder
-                        .original_record(&record, &mut Vec::new())
-                        .map_err(|e| self.original_error(e))?;
-                    write_line(out, &line)?
-                }
+                Record::Db { .. } | Record::Schema { .. } => write_line(out, &line)?,
                 Record::Row { table, row, .. } if table != "steps" => {
                     if table == "trajectory_metadata_blob"
                         && row
@@ -440,10 +432,6 @@ impl Merger {
                             .map_err(|e| self.original_error(e))?
                             .flatten();
                     }
-                    let mut sink = Vec::new();
-                    self.decoder
-                        .original_record(&record, &mut sink)
-                        .map_err(|e| self.original_error(e))?;
                     let start = conv.held.len();
                     conv.held.append(&line)?;
                     conv.held_lines.push(start..conv.held.len());
@@ -453,6 +441,13 @@ impl Merger {
                     break;
                 }
             }
+            // The decoder reads every record before the steps, the db record
+            // too, so a conversation with no rows at all (a database agy made
+            // and wrote nothing into) is open in it and has the meta record
+            // agy-decode gave it.
+            self.decoder
+                .original_record(&record, &mut Vec::new())
+                .map_err(|e| self.original_error(e))?;
         }
         if !found {
             return Err(Error::data(format!(
