@@ -118,14 +118,7 @@ impl Conversation {
             match block {
                 Block::ToolUse { id, name, input } => {
                     self.calls += 1;
-                    // Rendered later only by another thread: a page still
-                    // short enough to be rendered in one would just pay
-                    // for the copy.
-                    let later = match out.defers() {
-                        true => page.call_later(name, *input),
-                        false => None,
-                    };
-                    let rendered = match later {
+                    let rendered = match page.call_later(out, name, *input) {
                         Some(work) => Held::later(input.get().len(), work),
                         None => Held::render(|out| page.call(out, name, *input)),
                     };

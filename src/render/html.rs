@@ -554,9 +554,10 @@ impl Page for Html {
         call(out, name, input);
     }
 
-    /// Every call but one over [`markdown::MARKDOWN_LIMIT`] (written in
-    /// pieces as it is made, and its copy would wait in the queue): the
-    /// small ones too, unlike results ([`handed_over`]). A call is held
+    /// Once `out` has a spooling thread, every call but one over
+    /// [`markdown::MARKDOWN_LIMIT`] (written in pieces as it is made, and
+    /// its copy would wait in the queue): the small ones too, unlike
+    /// results ([`handed_over`]). A call is held
     /// until its result comes, so its copy is made either way (into the
     /// bytes rendered now, or of its input), and of the large
     /// conversation's 23,800 calls 22,000 are under 256 bytes: rendered
@@ -564,8 +565,8 @@ impl Page for Html {
     /// spooling thread had room. Handed over, the run took 0.81 -> 0.72x
     /// agy-decode's time. Handing over results under [`DEFER_AT`] too
     /// loaded that thread past the rendering one (0.74x).
-    fn call_later(&self, name: &str, input: Raw<'_>) -> Option<Work> {
-        if input.get().len() > markdown::MARKDOWN_LIMIT {
+    fn call_later(&self, out: &Out, name: &str, input: Raw<'_>) -> Option<Work> {
+        if !out.defers() || input.get().len() > markdown::MARKDOWN_LIMIT {
             return None;
         }
         let (name, input) = (name.to_string(), input.to_owned_raw());

@@ -77,10 +77,11 @@ pub trait Page {
     fn tool_start(&self, out: &mut Vec<u8>, number: Option<u64>);
     fn call(&self, out: &mut Out, name: &str, input: Raw<'_>);
     /// [`Page::call`] as work for [`Out::defer`], with what it reads
-    /// copied, when the format renders calls so and this one's copy would
-    /// not matter; `None` to render it in place. Asked only when the body
-    /// has a spooling thread to do it ([`Out::defers`]).
-    fn call_later(&self, _name: &str, _input: Raw<'_>) -> Option<Work> {
+    /// copied, when the format renders calls so, `out` has another thread
+    /// to do it ([`Out::defers`]: without one the copy would be for
+    /// nothing) and this one's copy would not matter; `None` to render it
+    /// in place.
+    fn call_later(&self, _out: &Out, _name: &str, _input: Raw<'_>) -> Option<Work> {
         None
     }
     fn result(&self, out: &mut Out, result: &ResultOf);

@@ -113,7 +113,7 @@ fn calls_rendered_later_are_rendered_as_in_place() {
     for (name, raw) in &raws {
         let input = Raw::of(raw).unwrap();
         html.call(&mut Out::memory(&mut in_place), name, input);
-        let held = match html.call_later(name, input) {
+        let held = match html.call_later(&bodies.out(), name, input) {
             Some(work) => {
                 later += 1;
                 Held::later(input.get().len(), work)
