@@ -17,6 +17,8 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use serde_json::json;
+
 use render_fixtures::*;
 use support::run_ok;
 
@@ -344,4 +346,100 @@ fn the_hostile_page_runs_nothing() {
         );
         browser.screenshots(&page);
     }
+}
+
+/// A page long enough that agy-render's spooling thread starts (its body
+/// passes the first MiB): from then on every call, and every result of
+/// 16 KiB or more, is rendered on that thread (render/body.rs). Each call
+/// and result carries a payload and a marker of its own; the browser must
+/// run none of them and show every marker as text, in order, so that what
+/// the second thread rendered is checked where a reader sees it, not only
+/// by its bytes.
+#[test]
+fn a_long_pages_calls_and_results_from_the_spooling_thread_load_clean() {
+    let Some(exe) = chromium() else { return };
+    let browser = Browser::new(exe, "long");
+    let dir = artifacts("long");
+    let c = "long-hostile";
+    const ROUNDS: usize = 800;
+    let mut stream = line(message(
+        c,
+        "user",
+        "2026-08-10T09:00:00Z",
+        json!([{"type": "text", "text": payload()}]),
+    ));
+    for i in 0..ROUNDS {
+        let p = PAYLOADS[i % PAYLOADS.len()];
+        let id = format!("call-{i}");
+        let input = match i % 4 {
+            0 => json!({"command": format!("echo marker-call-{i}: {p}")}),
+            1 => {
+                // The marker is in the path: a diff shows only the lines
+                // near a change.
+                json!({"file_path": format!("/w/marker-call-{i}:{p}"), "old_string": p, "new_string": format!("{p}\nmore")})
+            }
+            2 => {
+                json!({"file_path": format!("/w/{i}.md"), "content": format!("marker-call-{i}:\n{p}")})
+            }
+            _ => json!({p: format!("marker-call-{i}: {p}")}),
+        };
+        let name = ["Bash", "Edit", "Write", p][i % 4];
+        stream += &line(assistant(
+            c,
+            "2026-08-10T09:00:01Z",
+            "gemini-3.9-pro",
+            (10, 1),
+            json!([{"type": "tool_use", "id": id, "name": name, "input": input}]),
+        ));
+        // Every eighth result is long enough to be deferred too.
+        let output = match i % 8 {
+            7 => format!(
+                "marker-result-{i}: {p}\n{}",
+                format!("{p}\n").repeat(20_000 / p.len())
+            ),
+            _ => format!("marker-result-{i}: {p}"),
+        };
+        stream += &line(result(
+            c,
+            "2026-08-10T09:00:02Z",
+            &id,
+            json!(output),
+            i % 5 == 0,
+        ));
+    }
+    stream += &line(meta(c, "long", "/w", "main", "gemini-3.9-pro"));
+    run_ok(
+        "agy-render",
+        &["--out", dir.to_str().unwrap()],
+        stream.as_bytes(),
+    );
+    let page = dir.join(format!("{c}.html"));
+    let size = std::fs::metadata(&page).unwrap().len();
+    assert!(
+        size > 2 << 20,
+        "the page ({size} bytes) passes its first MiB well before its end"
+    );
+    let load = browser.load(&page);
+    assert_clean(&load, "long page");
+    assert_eq!(load.dom.matches("<div class=\"tool\"").count(), ROUNDS);
+    let mut at = 0;
+    for i in 0..ROUNDS {
+        for marker in [format!("marker-call-{i}:"), format!("marker-result-{i}:")] {
+            let found = load.dom[at..]
+                .find(&marker)
+                .unwrap_or_else(|| panic!("{marker} is not in the DOM after the one before it"));
+            at += found + marker.len();
+        }
+    }
+    // The last payloads are in the page, as text.
+    let last = PAYLOADS[(ROUNDS - 1) % PAYLOADS.len()];
+    let escaped = last
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    assert!(
+        load.dom[at..].starts_with(&format!(" {escaped}")),
+        "the last result's payload, as text: {}",
+        &load.dom[at..at + 200]
+    );
 }
