@@ -77,7 +77,7 @@ pub fn encode_messages(messages: &[u8], generic: bool) -> agy_tools::error::Resu
     let mut encoder = Encoder::new(Options { generic, id: None });
     let mut input = lines(messages);
     while let Some(line) = input.next_line()? {
-        let result = encode::parse_line(line).and_then(|r| encoder.record(r, &mut out));
+        let result = encode::parse_line(line).and_then(|r| encoder.record(&r, &mut out));
         result.map_err(|e| e.context(input.place()))?;
     }
     encoder.finish(&mut out)?;

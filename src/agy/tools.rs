@@ -271,34 +271,6 @@ pub fn to_native(common_name: &str, args: Option<&ArgList>) -> (String, Option<A
     map(MAPPINGS, common_name, args, Direction::ToNative)
 }
 
-/// [`to_native`] of arguments the caller gives up: the native name and
-/// the arguments mapped, or as they were when the call cannot be mapped
-/// cleanly. A tool whose rules only rename keys (running a command,
-/// writing or editing a file) cannot fail once no key collides, so its
-/// arguments are renamed where they are rather than copied: their values
-/// are often whole files.
-pub fn to_native_owned(common_name: &str, mut args: ArgList) -> (String, ArgList) {
-    let Some(mapping) = by_common(common_name) else {
-        return (common_name.to_string(), args);
-    };
-    let renames_only = (mapping.rules.iter()).all(|rule| matches!(rule, ArgRule::Rename { .. }));
-    if !renames_only {
-        return match apply(mapping.rules, &args, Direction::ToNative) {
-            Some(mapped) => (mapping.native.to_string(), mapped),
-            None => (common_name.to_string(), args),
-        };
-    }
-    if collides(mapping.rules, &args, Direction::ToNative) {
-        return (common_name.to_string(), args);
-    }
-    for rule in mapping.rules {
-        if let ArgRule::Rename { native, common } = *rule {
-            rename_key(&mut args, native, common, Direction::ToNative);
-        }
-    }
-    (mapping.native.to_string(), args)
-}
-
 /// [`to_common`] by another agent's table, whose `native` names are that
 /// agent's tools (Codex's `exec_command`, say): the same rules, so its
 /// calls meet agy's in the common names and map back exactly.
@@ -367,11 +339,6 @@ mod tests {
         let (back_name, back) = to_native(&common, Some(&mapped));
         assert_eq!(back_name, name);
         assert_eq!(back.unwrap_or_else(|| mapped.clone()), native);
-        // Mapping arguments given up comes to the same.
-        assert_eq!(
-            to_native_owned(&common, mapped.clone()),
-            (back_name, native)
-        );
         (common, mapped)
     }
 
@@ -446,19 +413,17 @@ mod tests {
         );
         assert_eq!(name, "Read");
         assert!(mapped.is_none());
-        // And for arguments given up, with renames only too.
+        // And for tools whose rules only rename keys.
         for (name, common) in [
-            ("Read", json!({"file_path": "/a", "AbsolutePath": "/b"})),
             ("Bash", json!({"command": "ls", "CommandLine": "pwd"})),
             (
                 "Write",
                 json!({"file_path": "/a", "content": "x", "CodeContent": "y"}),
             ),
         ] {
-            let given = args(common);
             assert_eq!(
-                to_native_owned(name, given.clone()),
-                (name.to_string(), given)
+                to_native(name, Some(&args(common))),
+                (name.to_string(), None)
             );
         }
     }

@@ -34,9 +34,9 @@ See agy-encode(1) for how messages become steps.
     man: include_str!("../../man/agy-encode.1"),
 };
 
-// Records are parsed on a second thread and freed on this one, once the
-// input is long; see cli::heap for why that wants its own allocator, and
-// why it is named here.
+// Records are parsed on a second thread once the input is long (and freed
+// there); see cli::heap for why it has mimalloc for small blocks from
+// then on, and why it is named here.
 #[global_allocator]
 static HEAP: Heap<mimalloc::MiMalloc> =
     Heap::new(mimalloc::MiMalloc, libmimalloc_sys::mi_is_in_heap_region);

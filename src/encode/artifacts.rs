@@ -16,12 +16,13 @@ use crate::time::Timestamp;
 /// `seen` holds the names written so far, since a name may come once.
 pub(super) fn write(
     id: &str,
-    record: InputRecord,
+    record: &InputRecord<'_>,
     seen: &mut HashSet<String>,
     out: &mut Output,
 ) -> Result<()> {
     let name = record
         .name
+        .as_deref()
         .ok_or_else(|| Error::data("artifact record has no \"name\""))?;
     let plain = !name.contains(['/', '\\', '\0']) && !name.starts_with('.');
     if !plain || !name.ends_with(".md") {
@@ -32,10 +33,10 @@ pub(super) fn write(
     if !seen.insert(name.to_string()) {
         return Err(Error::data(format!("artifact {name:?} comes twice")));
     }
-    let text = record.text.unwrap_or_default();
-    write_file(id, &name, text.as_bytes(), out)?;
-    if let Some(time) = record.time {
-        let time = Timestamp::parse(&time)
+    let text = record.text.as_deref().unwrap_or_default();
+    write_file(id, name, text.as_bytes(), out)?;
+    if let Some(time) = record.time.as_deref() {
+        let time = Timestamp::parse(time)
             .map_err(|e| Error::data(format!("artifact {name:?}: time: {e}")))?;
         let time = time
             .format()

@@ -20,13 +20,17 @@ impl Conversation {
         &self,
         id: &str,
         name: &str,
-        input: ToolInput,
+        input: &ToolInput,
         signature: Option<&str>,
         timestamp: Option<Timestamp>,
     ) -> Result<OpenCall> {
         let (native_name, arguments_json, native_args) = match input {
+            // The call keeps its arguments until its result comes, after
+            // the record is gone: the mapped copy, or a copy as they were
+            // when the tool is not mapped.
             ToolInput::Object(args) => {
-                let (native_name, args) = tools::to_native_owned(name, args);
+                let (native_name, mapped) = tools::to_native(name, Some(args));
+                let args = mapped.unwrap_or_else(|| args.clone());
                 (native_name, message::object_json(&args), Some(args))
             }
             other => (

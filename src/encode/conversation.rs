@@ -131,7 +131,7 @@ impl Conversation {
 
     pub(super) fn message(
         &mut self,
-        record: InputRecord,
+        record: &InputRecord<'_>,
         steps: &mut StepWriter<'_>,
     ) -> Result<()> {
         if self.meta.seen {
@@ -146,7 +146,7 @@ impl Conversation {
             .map(Timestamp::parse)
             .transpose()
             .map_err(Error::data)?;
-        let content = record.content.unwrap_or_default();
+        let content = record.content.as_deref().unwrap_or_default();
         let raw_call = self.raw_call.take();
         match role {
             Role::User => {
@@ -158,7 +158,7 @@ impl Conversation {
                 None => self.system_message(
                     record.step_type.as_deref(),
                     record.idx,
-                    &content,
+                    content,
                     timestamp,
                     steps,
                 ),
@@ -209,7 +209,7 @@ impl Conversation {
         self.meta.incomplete.clone()
     }
 
-    pub(super) fn meta(&mut self, record: InputRecord) -> Result<()> {
+    pub(super) fn meta(&mut self, record: &InputRecord<'_>) -> Result<()> {
         if self.meta.seen {
             return Err(Error::data("second meta record for this conversation"));
         }
@@ -221,12 +221,12 @@ impl Conversation {
                 .map(Timestamp::parse)
                 .transpose()
                 .map_err(Error::data)?,
-            cwd: record.cwd.map(Cow::into_owned),
-            git_branch: record.git_branch.map(Cow::into_owned),
-            title: record.title.map(Cow::into_owned),
-            parent_conversation_id: record.parent_conversation_id.map(Cow::into_owned),
-            forked_from: record.forked_from,
-            incomplete: record.incomplete.map(Cow::into_owned),
+            cwd: record.cwd.as_deref().map(str::to_string),
+            git_branch: record.git_branch.as_deref().map(str::to_string),
+            title: record.title.as_deref().map(str::to_string),
+            parent_conversation_id: record.parent_conversation_id.as_deref().map(str::to_string),
+            forked_from: record.forked_from.clone(),
+            incomplete: record.incomplete.as_deref().map(str::to_string),
         };
         if let Some(fork) = &self.meta.forked_from {
             fork_reference(fork)?;

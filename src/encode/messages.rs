@@ -68,8 +68,8 @@ impl Conversation {
         if let Some(idx) = idx {
             self.next_idx = self.next_idx.max(idx);
         }
-        let mut joined = String::new();
-        for (_, text) in &texts {
+        let mut joined = Cow::Borrowed("");
+        for &(_, text) in &texts {
             join(&mut joined, text);
         }
         self.write_step(
@@ -87,7 +87,7 @@ impl Conversation {
                     step_kind,
                     status::DONE,
                     timestamp,
-                    (!joined.is_empty()).then_some(Cow::Owned(joined)),
+                    (!joined.is_empty()).then_some(joined),
                 ),
             },
         )
@@ -98,7 +98,7 @@ impl Conversation {
     /// but for the result of `raw_call`, which the raw step before holds.
     pub(super) fn user_message(
         &mut self,
-        content: Vec<Block<'_>>,
+        content: &[Block<'_>],
         timestamp: Option<Timestamp>,
         implicit: bool,
         mut raw_call: Option<String>,
@@ -109,15 +109,15 @@ impl Conversation {
         let empty = content.is_empty();
         for block in content {
             match block {
-                Block::Text { text: t, .. } => join(&mut input.text, &t),
-                Block::Image { source } => input.attach(&source, true)?,
-                Block::Document { source } => input.attach(&source, false)?,
+                Block::Text { text: t, .. } => join(&mut input.text, &**t),
+                Block::Image { source } => input.attach(source, true)?,
+                Block::Document { source } => input.attach(source, false)?,
                 Block::ToolResult {
                     tool_use_id,
                     content,
                     is_error,
                 } => {
-                    if raw_call.as_deref() == Some(&*tool_use_id) {
+                    if raw_call.as_deref() == Some(&**tool_use_id) {
                         raw_call = None;
                         continue;
                     }
@@ -125,7 +125,7 @@ impl Conversation {
                         self.user_input(&std::mem::take(&mut input), implicit, timestamp, steps)?;
                         wrote_input = true;
                     }
-                    self.tool_result(&tool_use_id, &content, is_error, timestamp, steps)?;
+                    self.tool_result(tool_use_id, content, *is_error, timestamp, steps)?;
                 }
                 Block::Thinking { .. } | Block::ToolUse { .. } => {
                     return Err(Error::data(
@@ -147,7 +147,7 @@ impl Conversation {
         timestamp: Option<Timestamp>,
         steps: &mut StepWriter<'_>,
     ) -> Result<()> {
-        let text = input.text.as_str();
+        let text = &*input.text;
         if self.first_user_title.is_none() && !text.is_empty() {
             self.first_user_title = Some(message::title_from_text(text));
         }
@@ -197,16 +197,16 @@ impl Conversation {
 
     pub(super) fn assistant_message(
         &mut self,
-        content: Vec<Block<'_>>,
+        content: &[Block<'_>],
         timestamp: Option<Timestamp>,
         model: Option<&str>,
         stop_reason: Option<&str>,
         usage: Option<&Usage>,
         steps: &mut StepWriter<'_>,
     ) -> Result<()> {
-        let mut thinking = String::new();
+        let mut thinking = Cow::Borrowed("");
         let mut signature: Option<String> = None;
-        let mut response = String::new();
+        let mut response = Cow::Borrowed("");
         let mut calls: Vec<OpenCall> = Vec::new();
         for block in content {
             match block {
@@ -214,16 +214,16 @@ impl Conversation {
                     thinking: t,
                     signature: s,
                 } => {
-                    join(&mut thinking, &t);
+                    join(&mut thinking, &**t);
                     if let Some(s) = s {
-                        signature = Some(s.into_owned());
+                        signature = Some(s.to_string());
                     }
                 }
-                Block::Text { text, .. } => join(&mut response, &text),
+                Block::Text { text, .. } => join(&mut response, &**text),
                 // agy has no assistant media; keep a trace rather than drop.
                 Block::Image { source } | Block::Document { source } => join(
                     &mut response,
-                    &format!(
+                    format!(
                         "[image: {}]",
                         source.media_type.as_deref().unwrap_or("unknown type")
                     ),
@@ -234,8 +234,7 @@ impl Conversation {
                     input,
                     signature,
                 } => {
-                    let call =
-                        self.open_call(&id, &name, input, signature.as_deref(), timestamp)?;
+                    let call = self.open_call(id, name, input, signature.as_deref(), timestamp)?;
                     calls.push(call);
                 }
                 Block::ToolResult { .. } => {
@@ -313,9 +312,9 @@ impl Conversation {
             kind::PLANNER_RESPONSE,
             status::DONE,
             timestamp,
-            (!response.is_empty()).then_some(Cow::Borrowed(response.as_str())),
+            (!response.is_empty()).then_some(Cow::Borrowed(&*response)),
         );
-        line.thinking = (!thinking.is_empty()).then_some(Cow::Borrowed(thinking.as_str()));
+        line.thinking = (!thinking.is_empty()).then_some(Cow::Borrowed(&*thinking));
         line.tool_calls = (!calls.is_empty()).then_some(&calls[..]);
         self.write_step(
             steps,
@@ -347,8 +346,9 @@ impl Conversation {
 
 /// What one USER_INPUT step will hold.
 #[derive(Default)]
-struct UserInput {
-    text: String,
+struct UserInput<'a> {
+    /// The text blocks joined; one alone is borrowed from its block.
+    text: Cow<'a, str>,
     /// Encoded ImageData (field 5).
     images: Vec<Vec<u8>>,
     /// Encoded Media (field 9). Once one is written, later images go here
@@ -357,7 +357,7 @@ struct UserInput {
     media: Vec<Vec<u8>>,
 }
 
-impl UserInput {
+impl UserInput<'_> {
     fn is_empty(&self) -> bool {
         self.text.is_empty() && self.images.is_empty() && self.media.is_empty()
     }

@@ -27,6 +27,7 @@ mod payload;
 mod step;
 mod transcript;
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ops::Range;
 
@@ -134,8 +135,10 @@ impl Encoder {
         }
     }
 
-    /// Consumes one record, writing the rows it completes to `out`.
-    pub fn record(&mut self, record: InputRecord, out: &mut Output) -> Result<()> {
+    /// Reads one record, writing the rows it completes to `out`. The
+    /// record is lent: what a conversation keeps of it (an open call's
+    /// arguments, the meta record's fields) is copied.
+    pub fn record(&mut self, record: &InputRecord<'_>, out: &mut Output) -> Result<()> {
         let id: &str = match (&record.conversation, &self.options.id) {
             (Some(id), _) => id,
             (None, Some(id)) => id,
@@ -145,7 +148,7 @@ impl Encoder {
                 ))
             }
         };
-        self.unread.note(id, &record);
+        self.unread.note(id, record);
         if self.current.as_ref().map(|c| c.id.as_str()) != Some(id) {
             let id = id.to_string();
             self.finish(out)?;
@@ -220,7 +223,7 @@ impl Synth {
 
     /// Writes the steps of one message record from `at` on; returns the
     /// idx after the last step written.
-    pub fn message(&mut self, record: InputRecord, at: i64, out: &mut Output) -> Result<i64> {
+    pub fn message(&mut self, record: &InputRecord<'_>, at: i64, out: &mut Output) -> Result<i64> {
         self.conversation.next_idx = at;
         let mut steps = StepWriter {
             out,
@@ -257,7 +260,7 @@ impl Synth {
         &self,
         id: &str,
         name: &str,
-        input: ToolInput,
+        input: &ToolInput,
         signature: Option<&str>,
     ) -> Result<Vec<u8>> {
         Ok(self
@@ -269,12 +272,17 @@ impl Synth {
 
 /// Appends `part` to `text`, a blank line between parts: how text blocks
 /// become one field (agy-encode --onto compares texts joined the same way).
-pub(crate) fn join(text: &mut String, part: &str) {
+/// A part alone is borrowed, not copied: a user's text may be tens of MB.
+pub(crate) fn join<'a>(text: &mut Cow<'a, str>, part: impl Into<Cow<'a, str>>) {
+    let part = part.into();
     if part.is_empty() {
         return;
     }
-    if !text.is_empty() {
-        text.push_str("\n\n");
+    if text.is_empty() {
+        *text = part;
+        return;
     }
-    text.push_str(part);
+    let text = text.to_mut();
+    text.push_str("\n\n");
+    text.push_str(&part);
 }

@@ -33,7 +33,7 @@ pub fn encode(
     let conv = read(lines, &mut report)?;
     each_record(conv, |record| {
         let parsed = encode::parse_line(record).map_err(|e| e.context(&name))?;
-        encoder.record(parsed, out).map_err(|e| e.context(&name))
+        encoder.record(&parsed, out).map_err(|e| e.context(&name))
     })?;
     if verbose {
         eprintln!("agy-encode: {name}: {report}");

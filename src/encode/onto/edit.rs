@@ -213,25 +213,25 @@ impl Merge {
         new: &[Block<'_>],
     ) -> Result<Option<Vec<u8>>> {
         let mut step = step.to_vec();
-        let texts = |blocks: &[Block<'_>]| -> (String, String, Vec<Option<String>>) {
-            let mut text = String::new();
-            let mut thinking = String::new();
+        fn texts<'b>(blocks: &'b [Block<'b>]) -> (Cow<'b, str>, Cow<'b, str>, Vec<Option<String>>) {
+            let mut text = Cow::Borrowed("");
+            let mut thinking = Cow::Borrowed("");
             let mut signatures = Vec::new();
             for b in blocks {
                 match b {
-                    Block::Text { text: t, .. } => join(&mut text, t),
+                    Block::Text { text: t, .. } => join(&mut text, &**t),
                     Block::Thinking {
                         thinking: t,
                         signature,
                     } => {
-                        join(&mut thinking, t);
+                        join(&mut thinking, &**t);
                         signatures.push(signature.as_deref().map(str::to_string));
                     }
                     _ => {}
                 }
             }
             (text, thinking, signatures)
-        };
+        }
         let (old_text, old_thinking, old_signatures) = texts(old);
         let (new_text, new_thinking, new_signatures) = texts(new);
         use field::planner::*;
@@ -293,7 +293,7 @@ impl Merge {
                 Some(s) => step = s,
                 None => return Ok(None),
             }
-            self.note_edit(idx, o.as_str(), n.as_str());
+            self.note_edit(idx, &**o, &**n);
         }
         // Calls: kept as they were where unchanged, rewritten (keeping
         // every field a tool_use does not show) where edited, dropped
@@ -345,9 +345,9 @@ impl Merge {
                         .and_then(|(old_id, ..)| position_of(old_id))
                 });
                 let Some(at) = paired else {
-                    let fresh =
-                        self.synth
-                            .call_bytes(id, name, input.clone(), signature.as_deref())?;
+                    let fresh = self
+                        .synth
+                        .call_bytes(id, name, input, signature.as_deref())?;
                     values.push(fresh);
                     continue;
                 };
@@ -372,7 +372,7 @@ impl Merge {
                 }
                 let fresh = self
                     .synth
-                    .call_bytes(id, name, input.clone(), signature.as_deref())?;
+                    .call_bytes(id, name, input, signature.as_deref())?;
                 let fresh_message = wire::Message::new(&fresh);
                 let mut call = bytes.clone();
                 let mut numbers = Vec::new();
@@ -436,20 +436,13 @@ impl Merge {
 /// The message's text blocks as one text, as agy-encode joins them; one
 /// block's text is not copied (it may be tens of MB).
 pub(super) fn joined_text<'b>(blocks: &'b [Block<'b>]) -> Cow<'b, str> {
-    let mut texts = blocks.iter().filter_map(|b| match b {
-        Block::Text { text, .. } => Some(text),
-        _ => None,
-    });
-    if let (Some(only), None) = (texts.next(), texts.next()) {
-        return Cow::Borrowed(only);
-    }
-    let mut text = String::new();
+    let mut text = Cow::Borrowed("");
     for b in blocks {
         if let Block::Text { text: t, .. } = b {
-            join(&mut text, t);
+            join(&mut text, &**t);
         }
     }
-    Cow::Owned(text)
+    text
 }
 
 /// [`joined_text`] of blocks taken over: one block's text is moved, not

@@ -52,7 +52,7 @@ impl Merge {
     /// Writes a new message's steps where the merge stands.
     pub(super) fn new_message(&mut self, record: InputRecord, out: &mut Output) -> Result<()> {
         let at = self.next_idx;
-        let end = self.synth.message(record, at, out)?;
+        let end = self.synth.message(&record, at, out)?;
         self.next_idx = end;
         Ok(())
     }
@@ -120,12 +120,9 @@ impl Merge {
                             signature,
                         } = block
                         {
-                            let call = self.synth.call_bytes(
-                                id,
-                                name,
-                                input.clone(),
-                                signature.as_deref(),
-                            )?;
+                            let call =
+                                self.synth
+                                    .call_bytes(id, name, input, signature.as_deref())?;
                             self.changed_calls.insert(id.to_string(), Some(call));
                         }
                     }

@@ -10,8 +10,9 @@
 //! a batch of about [`BATCH_BYTES`] at a time ([`Lines::next_batch`]),
 //! parses each line, and hands the batch over with the records borrowing
 //! from that buffer (a [`self_cell`](mod@self_cell)): a line is read into
-//! memory once and not copied again. The caller gives each buffer back to
-//! be read into again.
+//! memory once and not copied again. The caller is lent each record and
+//! gives its batch back: the thread frees the records, which it allocated,
+//! and reads into the buffer again.
 //!
 //! A short input is read and parsed in place, with no thread: the first
 //! batch is always read by the caller, and the thread starts only when the
@@ -56,6 +57,11 @@ const QUEUED: usize = 16;
 /// most: it takes one per batch, and the caller gives one back per batch.
 const SPARE: usize = 2;
 
+/// Batches given back and not yet freed by the thread, at most: it frees
+/// them before it reads each batch, so more wait only while it waits to
+/// hand one over. One given back past these is freed by the caller.
+const RETURNED: usize = QUEUED + SPARE;
+
 /// A batch's buffer that a long line grew is let go, not read into again
 /// (a buffer is a batch and one read otherwise).
 const REUSE_AT_MOST: usize = 4 << 20;
@@ -96,6 +102,15 @@ impl Unparsed {
 /// changes it between the thread's entry and the caller's leaving.
 fn held(lines: &LineBatch) -> usize {
     lines.text.capacity()
+}
+
+/// A batch the caller is done with, given back to be read into again.
+enum Returned {
+    /// Parsed by the reading thread, its records still in it: the thread
+    /// frees them, as it allocated them.
+    Parsed(Batch),
+    /// The first batch, which the caller read and parsed (and freed).
+    Here(LineBatch),
 }
 
 /// What the reading thread hands over.
@@ -153,7 +168,7 @@ impl Gate {
 /// The reading thread and the channels to it.
 struct Ahead {
     pieces: Receiver<Piece>,
-    spare: SyncSender<LineBatch>,
+    returned: SyncSender<Returned>,
     gate: Arc<Gate>,
     thread: Option<JoinHandle<()>>,
 }
@@ -161,45 +176,48 @@ struct Ahead {
 impl Ahead {
     fn start(mut lines: Lines) -> Result<Ahead> {
         let (send, pieces) = mpsc::sync_channel(QUEUED);
-        let (spare, spares) = mpsc::sync_channel::<LineBatch>(SPARE);
+        let (returned, given_back) = mpsc::sync_channel::<Returned>(RETURNED);
         let gate = Arc::new(Gate::default());
         let entry = Arc::clone(&gate);
         let thread = std::thread::Builder::new()
             .name("read-ahead".to_string())
-            .spawn(move || loop {
-                let read = Unparsed::fill(&mut lines, spares.try_recv().unwrap_or_default());
-                let last = read.last;
-                let (batch, failed) = read.parse();
-                // The gate is closed, and a send fails, when the caller
-                // stopped (an error of its own): nobody is listening then.
-                let lines = batch.borrow_owner();
-                let handed = lines.spans.is_empty()
-                    || (entry.enter(held(lines)) && send.send(Piece::Batch(batch)).is_ok());
-                if !handed {
-                    return;
-                }
-                if last {
-                    let _ = send.send(failed.map_or(Piece::End, Piece::Failed));
-                    return;
+            .spawn(move || {
+                let mut spares = Vec::with_capacity(SPARE);
+                loop {
+                    // What the caller is done with is freed here, where it
+                    // was allocated, before more is read.
+                    for back in given_back.try_iter() {
+                        let lines = match back {
+                            Returned::Parsed(batch) => batch.into_owner(),
+                            Returned::Here(lines) => lines,
+                        };
+                        if spares.len() < SPARE {
+                            spares.push(lines);
+                        }
+                    }
+                    if !read_one(&mut lines, spares.pop().unwrap_or_default(), &entry, &send) {
+                        return;
+                    }
                 }
             })
             .map_err(|e| Error::io("a thread to read ahead", e))?;
         Ok(Ahead {
             pieces,
-            spare,
+            returned,
             gate,
             thread: Some(thread),
         })
     }
 
-    /// Gives a batch's buffers back for the thread to read into, its
-    /// memory done with when it came through the gate (`gated`: all but
-    /// the first, which the caller read).
-    fn recycle(&self, lines: LineBatch, gated: bool) {
-        if gated {
-            self.gate.leave(held(&lines));
+    /// Gives a batch back for the thread to free and read into again, its
+    /// memory done with when it came through the gate (all but the first,
+    /// which the caller read). One the thread has no room for is freed
+    /// here.
+    fn recycle(&self, back: Returned) {
+        if let Returned::Parsed(batch) = &back {
+            self.gate.leave(held(batch.borrow_owner()));
         }
-        let _ = self.spare.try_send(lines);
+        let _ = self.returned.try_send(back);
     }
 
     /// The next piece; the thread's end without [`Piece::End`] (it
@@ -215,6 +233,29 @@ impl Ahead {
             _ => Ok(()),
         }
     }
+}
+
+/// The reading thread's work for one batch: reads it into `spare`'s
+/// buffers, parses it and hands it over. False once there is nothing more
+/// to do: the input ended or failed (and the caller was told), or the
+/// caller stopped.
+fn read_one(lines: &mut Lines, spare: LineBatch, gate: &Gate, send: &SyncSender<Piece>) -> bool {
+    let read = Unparsed::fill(lines, spare);
+    let last = read.last;
+    let (batch, failed) = read.parse();
+    // The gate is closed, and a send fails, when the caller stopped (an
+    // error of its own): nobody is listening then.
+    let batch_lines = batch.borrow_owner();
+    let handed = batch_lines.spans.is_empty()
+        || (gate.enter(held(batch_lines)) && send.send(Piece::Batch(batch)).is_ok());
+    if !handed {
+        return false;
+    }
+    if last {
+        let _ = send.send(failed.map_or(Piece::End, Piece::Failed));
+        return false;
+    }
+    true
 }
 
 /// The reading thread ended before the input did (it panicked).

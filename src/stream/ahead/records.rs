@@ -4,7 +4,7 @@ use std::ffi::OsStr;
 
 use self_cell::self_cell;
 
-use super::{Ahead, Piece, Unparsed};
+use super::{Ahead, Piece, Returned, Unparsed};
 use crate::error::{Error, Result};
 use crate::stream::io::{LineBatch, Lines, Place};
 use crate::stream::message::InputRecord;
@@ -67,16 +67,23 @@ impl Records {
     /// Calls `each` with every record (or the error its line gave) and its
     /// place, in input order, until the input ends or `each` returns an
     /// error, which is returned.
+    ///
+    /// A record is lent, not given: it stays in its batch, which goes back
+    /// to the thread that parsed it and is freed there with everything the
+    /// records own (unescaped strings, blocks, tool inputs). A block freed
+    /// by another thread than the one that allocated it takes that
+    /// thread's arena lock in glibc's malloc, and the two threads then
+    /// wait on each other.
     pub fn for_each<F>(self, mut each: F) -> Result<()>
     where
-        F: FnMut(Place<'_>, Result<InputRecord<'_>>) -> Result<()>,
+        F: FnMut(Place<'_>, Result<&InputRecord<'_>>) -> Result<()>,
     {
         let mut lines = self.lines;
         let name = lines.name().to_string();
         let first = Unparsed::fill(&mut lines, LineBatch::default());
         if first.last {
-            let (batch, failed) = first.parse();
-            give(&name, batch, &mut each)?;
+            let (mut batch, failed) = first.parse();
+            give(&name, &mut batch, &mut each)?;
             return failed.map_or(Ok(()), Err);
         }
         if let Some(threading) = self.threading {
@@ -84,15 +91,15 @@ impl Records {
         }
         let ahead = Ahead::start(lines)?;
         // The first batch is parsed here while the thread reads the next;
-        // it was never in flight.
-        let mut done = give(&name, first.parse().0, &mut each)?;
-        let mut gated = false;
+        // it was never in flight, and what it holds was allocated here.
+        let mut first = first.parse().0;
+        give(&name, &mut first, &mut each)?;
+        ahead.recycle(Returned::Here(first.into_owner()));
         loop {
-            ahead.recycle(done, gated);
             match ahead.next()? {
-                Piece::Batch(batch) => {
-                    gated = true;
-                    done = give(&name, batch, &mut each)?;
+                Piece::Batch(mut batch) => {
+                    give(&name, &mut batch, &mut each)?;
+                    ahead.recycle(Returned::Parsed(batch));
                 }
                 Piece::Failed(err) => return Err(err),
                 Piece::End => return ahead.finish(),
@@ -101,19 +108,24 @@ impl Records {
     }
 }
 
-/// Gives `batch`'s records, read from input `name`, to `each`; returns its
-/// buffers for reuse.
-fn give<F>(name: &str, mut batch: Batch, each: &mut F) -> Result<LineBatch>
+/// Lends `batch`'s records, read from input `name`, to `each`; a line's
+/// error is given (and the batch not used again after it).
+fn give<F>(name: &str, batch: &mut Batch, each: &mut F) -> Result<()>
 where
-    F: FnMut(Place<'_>, Result<InputRecord<'_>>) -> Result<()>,
+    F: FnMut(Place<'_>, Result<&InputRecord<'_>>) -> Result<()>,
 {
     batch.with_dependent_mut(|lines, parsed| {
-        for (record, &line) in parsed.drain(..).zip(&lines.numbers) {
+        for (record, &line) in parsed.iter_mut().zip(&lines.numbers) {
+            let record = match record {
+                Ok(record) => Ok(&*record),
+                // The error itself is given; what stays in the batch is
+                // never read again.
+                Err(err) => Err(std::mem::replace(err, Error::data("(given)"))),
+            };
             each(Place { name, line }, record)?;
         }
-        Ok::<_, Error>(())
-    })?;
-    Ok(batch.into_owner())
+        Ok(())
+    })
 }
 
 #[cfg(test)]
