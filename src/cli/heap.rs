@@ -1,6 +1,6 @@
-//! The allocator of a binary that, part way through a run, starts freeing
-//! on one thread what another allocated: from then on, small blocks from
-//! mimalloc; everything else, always, from the system's.
+//! The allocator of a binary that starts a second thread part way through
+//! a run: from then on, small blocks from mimalloc; everything else,
+//! always, from the system's.
 //!
 //! agy-encode parses a long input a batch ahead on a second thread
 //! ([`crate::stream::ahead`]): each record's strings and vectors are
@@ -44,7 +44,7 @@
 //! The binary names it ([`Heap`]'s parameter), not this library: mimalloc
 //! starts in every process it is linked into (a constructor reading its
 //! options from the environment), and only agy-encode and agy-render
-//! hand blocks from thread to thread.
+//! have a second thread allocate.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::ffi::c_void;

@@ -57,8 +57,8 @@ impl Records {
     }
 
     /// Calls `threading` just before the reading thread starts, if it
-    /// does: agy-encode's allocator is told that blocks are about to go
-    /// from thread to thread ([`crate::cli::heap`]).
+    /// does: agy-encode's allocator is told that a second thread is about
+    /// to allocate ([`crate::cli::heap`]).
     pub fn when_threading(mut self, threading: fn()) -> Records {
         self.threading = Some(threading);
         self
@@ -109,7 +109,7 @@ impl Records {
 }
 
 /// Lends `batch`'s records, read from input `name`, to `each`; a line's
-/// error is given (and the batch not used again after it).
+/// error is given by value, and the place it leaves is not read again.
 fn give<F>(name: &str, batch: &mut Batch, each: &mut F) -> Result<()>
 where
     F: FnMut(Place<'_>, Result<&InputRecord<'_>>) -> Result<()>,
