@@ -212,10 +212,17 @@ impl Ahead {
     /// Gives a batch back for the thread to free and read into again, its
     /// memory done with when it came through the gate (all but the first,
     /// which the caller read). One the thread has no room for is freed
-    /// here.
+    /// here, and so is one whose buffer a long line grew past reuse: the
+    /// thread may be reading the next long line, and what a long line's
+    /// record holds (its text, unescaped) is a few blocks, not the many a
+    /// batch of short ones holds.
     fn recycle(&self, back: Returned) {
         if let Returned::Parsed(batch) = &back {
-            self.gate.leave(held(batch.borrow_owner()));
+            let bytes = held(batch.borrow_owner());
+            self.gate.leave(bytes);
+            if bytes > REUSE_AT_MOST {
+                return;
+            }
         }
         let _ = self.returned.try_send(back);
     }
