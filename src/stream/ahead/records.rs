@@ -132,7 +132,7 @@ where
 mod tests {
     use std::io::{self, Read};
 
-    use super::super::BATCH_BYTES;
+    use super::super::{BATCH_BYTES, REUSE_AT_MOST};
     use super::*;
 
     /// A message record of about `len` bytes, its text `n`.
@@ -198,10 +198,16 @@ mod tests {
     /// Every record comes once, in order, at its line (blank lines
     /// counted, not given), whether the input ends in the first batch
     /// (read in place) or goes on for many (read ahead), with lines longer
-    /// than a batch among them.
+    /// than a batch among them, and lines longer than a buffer is kept for
+    /// (whose batches the caller frees instead of giving them back).
     #[test]
     fn records_come_in_order_at_their_lines() {
-        for (count, len) in [(3, 10), (400, 3000), (20, 3 * BATCH_BYTES)] {
+        for (count, len) in [
+            (3, 10),
+            (400, 3000),
+            (20, 3 * BATCH_BYTES),
+            (3, REUSE_AT_MOST + 1000),
+        ] {
             let mut text = String::new();
             let mut expected = Vec::new();
             let mut line = 0;
