@@ -63,7 +63,8 @@ const SPARE: usize = 2;
 const RETURNED: usize = QUEUED + SPARE;
 
 /// A batch's buffer that a long line grew is let go, not read into again
-/// (a buffer is a batch and one read otherwise).
+/// (a buffer is a batch and one read otherwise): [`Ahead::recycle`]
+/// frees it instead of giving it back.
 const REUSE_AT_MOST: usize = 4 << 20;
 
 /// A batch of lines, not yet parsed.
@@ -81,9 +82,6 @@ impl Unparsed {
     /// read into next). An input that fails ends the batch: the lines
     /// before the failure are in it, the error beside them.
     fn fill(lines: &mut Lines, mut spare: LineBatch) -> Unparsed {
-        if spare.text.capacity() > REUSE_AT_MOST {
-            spare.text = Vec::new();
-        }
         let (last, failed) = match lines.next_batch(BATCH_BYTES, &mut spare) {
             Ok(more) => (!more, None),
             Err(err) => (true, Some(err)),
@@ -217,14 +215,17 @@ impl Ahead {
     /// record holds (its text, unescaped) is a few blocks, not the many a
     /// batch of short ones holds.
     fn recycle(&self, back: Returned) {
-        if let Returned::Parsed(batch) = &back {
-            let bytes = held(batch.borrow_owner());
-            self.gate.leave(bytes);
-            if bytes > REUSE_AT_MOST {
-                return;
+        let bytes = match &back {
+            Returned::Parsed(batch) => {
+                let bytes = held(batch.borrow_owner());
+                self.gate.leave(bytes);
+                bytes
             }
+            Returned::Here(lines) => held(lines),
+        };
+        if bytes <= REUSE_AT_MOST {
+            let _ = self.returned.try_send(back);
         }
-        let _ = self.returned.try_send(back);
     }
 
     /// The next piece; the thread's end without [`Piece::End`] (it
