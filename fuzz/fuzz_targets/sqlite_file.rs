@@ -5,17 +5,20 @@
 //! it never panics, loops or reads outside the files. Where it and SQLite
 //! both read every table whole, they read the same rows; and where it reads
 //! a table whole, its read of each table's first columns only (what
-//! agy-usage reads of a step) is the first columns of those rows.
+//! agy-usage reads of a step) is the first columns of those rows. The
+//! WAL checksum at every SIMD level is the plain loop's, over the input.
 #![no_main]
 
 use agy_fuzz::scratch;
-use agy_tools::store::sqlite::{Snapshot, Source, Tables};
+use agy_tools::store::sqlite::{wal_checksum_at, wal_checksum_serial, Snapshot, Source, Tables};
+use agy_tools::stream::simd::Level;
 use agy_tools::stream::record::Cell;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| agy_fuzz::measure(|| run(data)));
 
 fn run(data: &[u8]) {
+    checksums_agree(data);
     let Some((len, rest)) = data.split_first_chunk::<4>() else {
         return;
     };
@@ -98,4 +101,24 @@ fn table_names(tables: &dyn Tables) -> Vec<String> {
         .filter(|o| o.object_type == "table")
         .map(|o| o.name.clone())
         .collect()
+}
+
+/// The WAL checksum of the input's whole pairs of words at every level,
+/// in either byte order, carried on from a sum its first bytes give.
+fn checksums_agree(data: &[u8]) {
+    let start = match data.first_chunk::<8>() {
+        Some(b) => (
+            u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+        ),
+        None => (0, 0),
+    };
+    let words = &data[..data.len() & !7];
+    for big_endian in [false, true] {
+        let serial = wal_checksum_serial(big_endian, start, words);
+        for level in Level::supported_levels() {
+            let ours = wal_checksum_at(level, big_endian, start, words);
+            assert_eq!(ours, serial, "at {level:?}, big-endian {big_endian}");
+        }
+    }
 }

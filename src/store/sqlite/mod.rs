@@ -11,7 +11,7 @@ mod file;
 mod read_only;
 mod schema;
 
-pub use file::Snapshot;
+pub use file::{wal_checksum_at, wal_checksum_serial, Snapshot};
 
 pub(crate) use read_only::sidecar;
 pub use read_only::ReadOnly;

@@ -27,8 +27,11 @@
 //! comparing the two.
 
 mod btree;
+mod checksum;
 mod record;
 pub(super) mod wal;
+
+pub use checksum::{checksum_at as wal_checksum_at, serial as wal_checksum_serial};
 
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};

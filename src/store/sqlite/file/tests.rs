@@ -345,13 +345,3 @@ fn each_agy_tables_layout_is_sqlites() {
         assert_eq!(ours, sqlite, "{}", table.name);
     }
 }
-
-#[test]
-fn wal_checksums_read_words_in_either_byte_order() {
-    // Eight bytes: one pair of words, 1 and 2, little- or big-endian.
-    let little = [1, 0, 0, 0, 2, 0, 0, 0];
-    let big = [0, 0, 0, 1, 0, 0, 0, 2];
-    assert_eq!(wal::checksum(false, (0, 0), &little), (1, 3));
-    assert_eq!(wal::checksum(true, (0, 0), &big), (1, 3));
-    assert_eq!(wal::checksum(true, (10, 20), &big), (31, 53));
-}

@@ -17,6 +17,8 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
 
+pub(super) use super::checksum::checksum;
+
 const HEADER: usize = 32;
 const FRAME_HEADER: usize = 24;
 /// The magic number's low bit says which byte order the checksums read
@@ -123,23 +125,4 @@ fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<bool> {
 /// A power of two from 512 to 65536.
 pub(super) fn valid_page_size(size: usize) -> bool {
     size.is_power_of_two() && (512..=65536).contains(&size)
-}
-
-/// SQLite's WAL checksum of `bytes` (a multiple of 8 long), carried on
-/// from `sum`: over each pair of 32-bit words `x0, x1`, `s0 += x0 + s1;
-/// s1 += x1 + s0`, wrapping.
-pub(super) fn checksum(big_endian: bool, sum: (u32, u32), bytes: &[u8]) -> (u32, u32) {
-    let (mut s0, mut s1) = sum;
-    let word = |b: &[u8]| {
-        let b: [u8; 4] = b.try_into().unwrap();
-        match big_endian {
-            true => u32::from_be_bytes(b),
-            false => u32::from_le_bytes(b),
-        }
-    };
-    for pair in bytes.chunks_exact(8) {
-        s0 = s0.wrapping_add(word(&pair[..4])).wrapping_add(s1);
-        s1 = s1.wrapping_add(word(&pair[4..])).wrapping_add(s0);
-    }
-    (s0, s1)
 }
