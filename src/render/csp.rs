@@ -4,17 +4,18 @@
 //! The policy allows nothing by default; styles only from the `<style>`
 //! element whose SHA-256 is named (ours, whose text is fixed at build time,
 //! so no `'unsafe-inline'`); images only from `data:` URLs; no scripts at
-//! all. The hash is computed from the stylesheet itself (once per run), so
-//! it cannot go stale when the stylesheet changes.
-
-use sha2::{Digest, Sha256};
+//! all. The hash is computed from the stylesheet itself, by build.rs at
+//! build time, so it cannot go stale when the stylesheet changes.
 
 /// The stylesheet, exactly as it goes between `<style>` and `</style>`.
 pub const STYLE: &str = include_str!("style.css");
 
+/// The SHA-256 of style.css in hex, from build.rs.
+const STYLE_SHA256: &str = env!("AGY_STYLE_SHA256");
+
 /// `default-src 'none'; style-src 'sha256-…'; img-src data:; …`
 pub fn policy() -> String {
-    let digest = Sha256::digest(STYLE.as_bytes());
+    let digest = hex::decode(STYLE_SHA256).expect("build.rs writes the digest in hex");
     format!(
         "default-src 'none'; style-src 'sha256-{}'; img-src data:; base-uri 'none'; form-action 'none'",
         base64(&digest)
@@ -35,6 +36,15 @@ mod tests {
         assert_eq!(base64(b"fo"), "Zm8=");
         assert_eq!(base64(b"foo"), "Zm9v");
         assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    }
+
+    /// The hash build.rs computed is the one of the text the binary holds.
+    #[test]
+    fn the_built_hash_is_the_included_stylesheets() {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(STYLE.as_bytes());
+        assert_eq!(STYLE_SHA256, hex::encode(digest));
+        assert!(policy().contains(&format!("'sha256-{}'", base64(&digest))));
     }
 
     /// The policy names the stylesheet's hash as coreutils computes it,
