@@ -87,10 +87,17 @@ impl<Small> Heap<Small> {
         !is_large(size) && self.shared.load(Ordering::Relaxed)
     }
 
-    /// Whether the block of `size` bytes at `ptr` is `small`'s.
+    /// Whether the block of `size` bytes at `ptr` is `small`'s. Before the
+    /// heap is shared no block is, and `small` is not asked: most runs
+    /// never share it (a short input), and each free asked it. A block of
+    /// `small`'s was allocated after its thread saw `shared` set, and is
+    /// freed after it was allocated, so the free sees it set too: the flag
+    /// is never cleared, and a later read never sees an older value.
     fn in_small(&self, ptr: *mut u8, size: usize) -> bool {
         // SAFETY: `holds` may be asked about any pointer (see Holds).
-        !is_large(size) && unsafe { (self.holds)(ptr.cast()) }
+        !is_large(size)
+            && self.shared.load(Ordering::Relaxed)
+            && unsafe { (self.holds)(ptr.cast()) }
     }
 }
 
