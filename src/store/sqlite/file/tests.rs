@@ -209,6 +209,43 @@ fn a_wal_left_by_an_exited_or_killed_agy_reads_as_sqlite_reads_it() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// A WAL of more frames than one read takes (a MiB's worth), whole and
+/// cut at and just past the end of a read: SQLite's rows each time.
+#[test]
+fn a_wal_longer_than_one_read_reads_as_sqlite_reads_it() {
+    let dir = scratch("long-wal");
+    let live = dir.join("live/c.db");
+    std::fs::create_dir_all(live.parent().unwrap()).unwrap();
+    let conn = agy_db(&live, 1024, "WAL", 0);
+    conn.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+    let wal_len = || std::fs::metadata(super::sidecar(&live, "-wal")).map_or(0, |m| m.len());
+    let mut steps = 0;
+    while wal_len() < 5 << 19 {
+        add_steps(&conn, steps, steps + 20);
+        steps += 20;
+    }
+    let whole = left_behind(&live, &dir.join("whole"), &["", "-wal"]);
+    assert_eq!(same_both_ways(&whole), steps as usize);
+    let frames = std::fs::read(super::sidecar(&live, "-wal")).unwrap();
+    let frame_len = 24 + 1024;
+    let per_read = (1 << 20) / frame_len;
+    for (name, cut) in [
+        ("at-a-read", 32 + per_read * frame_len),
+        ("past-a-read", 32 + per_read * frame_len + 100),
+        ("at-two-reads", 32 + 2 * per_read * frame_len),
+    ] {
+        let db = left_behind(&live, &dir.join(name), &[""]);
+        std::fs::write(super::sidecar(&db, "-wal"), &frames[..cut]).unwrap();
+        let read = same_both_ways(&db);
+        assert!(
+            read > 0 && read < steps as usize,
+            "{name}: {read} of {steps}"
+        );
+    }
+    drop(conn);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn a_wal_that_a_live_connection_holds_is_left_to_sqlites_locks() {
     use std::io::{BufRead, Write};

@@ -48,10 +48,7 @@ impl Index {
 /// as for SQLite. `None` when it cannot be read, or its page size is not
 /// the database's: SQLite is left to make sense of those.
 pub(super) fn read(file: &File, len: u64, page_size: usize) -> Option<Index> {
-    // Read a MiB at a time, and no more than the file holds: most of agy's
-    // WALs are a few pages, and a buffer never touched still costs faults.
-    let capacity = len.clamp(HEADER as u64, 1 << 20) as usize;
-    let mut reader = std::io::BufReader::with_capacity(capacity, file);
+    let mut reader = file;
     let mut header = [0u8; HEADER];
     if !read_full(&mut reader, &mut header).ok()? {
         return Some(Index::default());
@@ -69,27 +66,40 @@ pub(super) fn read(file: &File, len: u64, page_size: usize) -> Option<Index> {
     let mut index = Index::default();
     // Frames since the last commit: not the database's until one commits.
     let mut pending: Vec<(u32, u64)> = Vec::new();
-    let mut frame = vec![0u8; FRAME_HEADER + page_size];
+    // Whole frames are read a MiB's worth at a time, and no more than the
+    // file holds (most of agy's WALs are a few pages, and a buffer never
+    // touched still costs faults), and summed where they were read.
+    let frame_len = FRAME_HEADER + page_size;
+    let frames = len.saturating_sub(HEADER as u64).div_ceil(frame_len as u64);
+    let capacity = frames.clamp(1, ((1 << 20) / frame_len).max(1) as u64) * frame_len as u64;
+    let mut chunk = Vec::with_capacity(capacity as usize);
     let mut offset = HEADER as u64;
-    while read_full(&mut reader, &mut frame).ok()? {
-        let word = |i: usize| u32::from_be_bytes(frame[i..i + 4].try_into().unwrap());
-        let (page, db_pages) = (word(0), word(4));
-        if page == 0 || &frame[8..16] != salts {
-            break;
+    loop {
+        chunk.clear();
+        (&mut reader).take(capacity).read_to_end(&mut chunk).ok()?;
+        for frame in chunk.chunks_exact(frame_len) {
+            let word = |i: usize| u32::from_be_bytes(frame[i..i + 4].try_into().unwrap());
+            let (page, db_pages) = (word(0), word(4));
+            if page == 0 || &frame[8..16] != salts {
+                return Some(index);
+            }
+            sum = checksum(big_endian, sum, &frame[..8]);
+            sum = checksum(big_endian, sum, &frame[FRAME_HEADER..]);
+            if sum != (word(16), word(20)) {
+                return Some(index);
+            }
+            pending.push((page, offset + FRAME_HEADER as u64));
+            if db_pages != 0 {
+                index.pages.extend(pending.drain(..));
+                index.db_pages = Some(db_pages);
+            }
+            offset += frame_len as u64;
         }
-        sum = checksum(big_endian, sum, &frame[..8]);
-        sum = checksum(big_endian, sum, &frame[FRAME_HEADER..]);
-        if sum != (word(16), word(20)) {
-            break;
+        // A torn frame at the end is no frame.
+        if (chunk.len() as u64) < capacity {
+            return Some(index);
         }
-        pending.push((page, offset + FRAME_HEADER as u64));
-        if db_pages != 0 {
-            index.pages.extend(pending.drain(..));
-            index.db_pages = Some(db_pages);
-        }
-        offset += frame.len() as u64;
     }
-    Some(index)
 }
 
 /// The page size a WAL header gives, when the header is valid: its magic
