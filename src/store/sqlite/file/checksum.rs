@@ -28,10 +28,13 @@
 use crate::stream::simd::{level, Level};
 
 /// Words summed as one run by the vectored form: a 4 KiB page, the size
-/// of most WAL frames.
+/// of most WAL frames. (It, the tables and the block form are compiled
+/// where a vectored form is, and for the tests.)
+#[cfg(any(target_arch = "x86_64", test))]
 const RUN: usize = 1024;
 
 /// `F(0)` to `F(RUN + 1)`, modulo 2^32.
+#[cfg(any(target_arch = "x86_64", test))]
 const FIB: [u32; RUN + 2] = {
     let mut fib = [0u32; RUN + 2];
     fib[1] = 1;
@@ -45,6 +48,7 @@ const FIB: [u32; RUN + 2] = {
 
 /// `F(RUN)` down to `F(0)`: a run of `n` words takes its coefficients
 /// from the last `n + 1`, in the words' order (see [`dot_scalar`]).
+#[cfg(any(target_arch = "x86_64", test))]
 const DOWN: [u32; RUN + 1] = {
     let mut down = [0u32; RUN + 1];
     let mut k = 0;
@@ -69,25 +73,41 @@ pub fn checksum_at(level: Level, big_endian: bool, sum: (u32, u32), bytes: &[u8]
         bytes.len().is_multiple_of(8),
         "the WAL checksum sums pairs of words"
     );
-    // SSE2 has no 32-bit multiply that keeps the low half of each lane:
-    // below AVX2 the loop itself is the fastest.
+    let (sum, done) = checksum_vectored(level, big_endian, sum, bytes);
+    serial(big_endian, sum, &bytes[done..])
+}
+
+/// `sum` carried over as much of `bytes` as `level`'s vectored form sums,
+/// and how many bytes that is. SSE2 has no 32-bit multiply that keeps the
+/// low half of each lane: below AVX2, and for a few words, the loop itself
+/// is the fastest, and sums them all.
+#[cfg(target_arch = "x86_64")]
+fn checksum_vectored(
+    level: Level,
+    big_endian: bool,
+    sum: (u32, u32),
+    bytes: &[u8],
+) -> ((u32, u32), usize) {
     if level < Level::Avx2 || bytes.len() < 64 {
-        return serial(big_endian, sum, bytes);
+        return (sum, 0);
     }
-    let mut sum = sum;
-    for run in bytes.chunks(RUN * 4) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            // SAFETY: the level is one this CPU runs (the caller's
-            // promise; `level()` never says more), so it has AVX2.
-            sum = unsafe { sum_avx2(big_endian, sum, run) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            sum = serial(big_endian, sum, run);
-        }
-    }
-    sum
+    let sum = bytes.chunks(RUN * 4).fold(sum, |sum, run| {
+        // SAFETY: the level is one this CPU runs (the caller's promise;
+        // `level()` never says more), so it has AVX2.
+        unsafe { sum_avx2(big_endian, sum, run) }
+    });
+    (sum, bytes.len())
+}
+
+/// No vectored form is compiled elsewhere.
+#[cfg(not(target_arch = "x86_64"))]
+fn checksum_vectored(
+    _level: Level,
+    _big_endian: bool,
+    sum: (u32, u32),
+    _bytes: &[u8],
+) -> ((u32, u32), usize) {
+    (sum, 0)
 }
 
 /// The checksum as SQLite writes it: a pair of words at a time.
@@ -114,6 +134,7 @@ fn word(big_endian: bool, bytes: &[u8]) -> u32 {
 
 /// `sum` carried over a run of `n` words whose words' part (the two dot
 /// products of the module's formula) is `dots`.
+#[cfg(any(target_arch = "x86_64", test))]
 fn carry((s0, s1): (u32, u32), n: usize, dots: (u32, u32)) -> (u32, u32) {
     let (below, at, above) = (FIB[n - 1], FIB[n], FIB[n + 1]);
     (
@@ -130,6 +151,7 @@ fn carry((s0, s1): (u32, u32), n: usize, dots: (u32, u32)) -> (u32, u32) {
 /// The dot products of words `from..` of a run of `n` words, one at a
 /// time: word `i` is multiplied by `F(n-1-i)` into the first and `F(n-i)`
 /// into the second, which are `DOWN[RUN-n+i+1]` and `DOWN[RUN-n+i]`.
+#[cfg(any(target_arch = "x86_64", test))]
 fn dot_scalar(big_endian: bool, words: &[u8], n: usize, from: usize) -> (u32, u32) {
     let (mut d0, mut d1) = (0u32, 0u32);
     for i in from..n {
