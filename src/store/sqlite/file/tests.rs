@@ -321,7 +321,7 @@ fn a_torn_wal_tail_and_a_restarted_wals_leftovers_are_not_read() {
     let one = left_behind(&live, &dir.join("one"), &["", "-wal"]);
     let mut wal = std::fs::read(super::sidecar(&one, "-wal")).unwrap();
     wal[8..12].copy_from_slice(&1u32.to_be_bytes());
-    let (s0, s1) = wal::checksum(wal[3] & 1 == 1, (0, 0), &wal[..24]);
+    let (s0, s1) = super::checksum::checksum(wal[3] & 1 == 1, (0, 0), &wal[..24]);
     wal[24..28].copy_from_slice(&s0.to_be_bytes());
     wal[28..32].copy_from_slice(&s1.to_be_bytes());
     std::fs::write(super::sidecar(&one, "-wal"), &wal).unwrap();

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
 
-pub(super) use super::checksum::checksum;
+use super::checksum::checksum;
 
 const HEADER: usize = 32;
 const FRAME_HEADER: usize = 24;
@@ -76,7 +76,7 @@ pub(super) fn read(file: &File, len: u64, page_size: usize) -> Option<Index> {
     let mut offset = HEADER as u64;
     loop {
         chunk.clear();
-        (&mut reader).take(capacity).read_to_end(&mut chunk).ok()?;
+        reader.take(capacity).read_to_end(&mut chunk).ok()?;
         for frame in chunk.chunks_exact(frame_len) {
             let word = |i: usize| u32::from_be_bytes(frame[i..i + 4].try_into().unwrap());
             let (page, db_pages) = (word(0), word(4));
